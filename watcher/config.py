@@ -1,0 +1,272 @@
+"""One frozen, validated configuration object.
+
+Loaded from ``config.yaml`` (the documented defaults shipped with the
+project), then overridden by environment variables named
+``DRIFTLINE__SECTION__KEY`` (double underscores separate nesting levels, e.g.
+``DRIFTLINE__KAFKA__BOOTSTRAP_SERVERS=broker:9092``).  Values given in the
+environment are parsed as YAML scalars, so ``true``, ``3`` and ``[a, b]``
+work.  Units are part of the names (``timeout_s``, ``max_bytes``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .errors import ConfigError
+
+ENV_PREFIX = "DRIFTLINE__"
+DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config.yaml"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class CanonicalConfig(_Frozen):
+    """How captures of one resource are grouped into one history."""
+
+    lowercase_host: bool = True
+    strip_www: bool = True
+    strip_default_port: bool = True
+    strip_trailing_slash: bool = True
+    sort_query: bool = True
+    ignore_scheme: bool = True
+    strip_fragment: bool = True
+    drop_query_params: tuple[str, ...] = ("utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content", "gclid", "fbclid", "sessionid", "phpsessid", "jsessionid", "sid")
+
+
+class ExtractConfig(_Frozen):
+    max_bytes: int = 20_000_000
+    main_content: bool = False
+    remove_banners: bool = True
+    fallback_encoding: str = "windows-1252"
+    pdf_max_pages: int = 200
+
+
+class TokenConfig(_Frozen):
+    stop_words: bool = True
+    stemming: bool = False
+    min_token_len: int = 1
+    shingle_size: int = 4
+    minhash_permutations: int = 128
+    keep_shingles: bool = True
+    keep_tokens: bool = True
+
+
+class PolicyConfig(_Frozen):
+    """How per-measure statuses combine into the capture's status."""
+
+    kind: Literal["any", "all", "k-of-n", "weighted"] = "any"
+    k: int = 2
+    weights: Mapping[str, float] = Field(default_factory=dict)
+    weighted_threshold: float = 0.5
+    minor_margin: float = 0.5
+
+
+class BaselineConfig(_Frozen):
+    policy: Literal["first", "first-valid", "pinned", "rolling"] = "first"
+    rolling_window: int = 5
+    pinned: Mapping[str, str] = Field(default_factory=dict)  # history -> 14-digit timestamp
+
+
+class EngineConfig(_Frozen):
+    measures: Mapping[str, float | None] = Field(default_factory=dict)
+    policy: PolicyConfig = PolicyConfig()
+    baseline: BaselineConfig = BaselineConfig()
+    extract: ExtractConfig = ExtractConfig()
+    tokens: TokenConfig = TokenConfig()
+    canonical: CanonicalConfig = CanonicalConfig()
+    page_kinds: bool = True
+    site_identity: bool = True
+    language_change: bool = True
+
+
+class StoreConfig(_Frozen):
+    backend: Literal["sqlite", "memory"] = "sqlite"
+    path: str = "driftline.db"
+    keep_text: bool = False
+    keep_shingles: bool = False
+    history_limit: int = 1000
+
+
+class ScanConfig(_Frozen):
+    format: Literal["json", "csv", "jsonl", "summary"] = "json"
+    progress: bool = True
+    workers: int = 0  # 0 = one per core
+    timemap_timeout_s: float = 30.0
+    follow_redirects: int = 5
+
+
+class KafkaConfig(_Frozen):
+    bootstrap_servers: str | None = None
+    client_id: str = "driftline"
+    group_id: str = "driftline"
+    input_topics: Mapping[str, str] = Field(default_factory=lambda: {"heritrix-crawl-log": "auto"})
+    results_topic: str = "driftline-verdicts"
+    alerts_topic: str = "driftline-alerts"
+    recommendations_topic: str = "driftline-recommendations"
+    dead_letter_topic: str = "driftline-dead-letter"
+    max_in_flight: int = 64
+    max_batch: int = 100
+    session_timeout_ms: int = 30_000
+    request_timeout_ms: int = 30_000
+    embedded_broker: bool = True
+    embedded_port: int = 19092
+    partitions: int = 6
+
+
+class LiveFetchConfig(_Frozen):
+    timeout_s: float = 20.0
+    max_bytes: int = 20_000_000
+    max_redirects: int = 5
+    per_host_concurrency: int = 2
+    per_host_delay_s: float = 1.0
+    user_agent: str = "driftline/0.1 (+https://github.com/driftline/driftline; content-drift watcher)"
+
+
+class AcquireConfig(_Frozen):
+    warc_dirs: tuple[str, ...] = ()
+    warc_http_base: str | None = None
+    replay_base: str | None = None
+    live: LiveFetchConfig = LiveFetchConfig()
+    allow_addresses: tuple[str, ...] = ()  # CIDRs admitted despite being private/loopback
+    order: tuple[Literal["warc", "replay", "live"], ...] = ("warc", "replay", "live")
+
+
+class RenderConfig(_Frozen):
+    enabled: bool = True
+    executable_path: str = "/usr/bin/chromium"
+    pages: int = 2
+    timeout_s: float = 20.0
+    hosts: tuple[str, ...] = ()
+    url_patterns: tuple[str, ...] = ()
+    auto: bool = True
+    auto_max_words: int = 30
+    auto_min_scripts: int = 3
+
+
+class MetricsConfig(_Frozen):
+    enabled: bool = True
+    host: str = "127.0.0.1"
+    port: int = 9308
+
+
+class RecommendConfig(_Frozen):
+    consecutive_off_topic: int = 3
+    seeds_only: bool = True
+
+
+class ActuatorConfig(_Frozen):
+    kind: Literal["none", "heritrix", "brozzler"] = "none"
+    dry_run: bool = True
+    heritrix_url: str = "https://localhost:8443"
+    heritrix_user: str = "admin"
+    heritrix_password: str = ""
+    heritrix_action: Literal["reject-surt", "pause"] = "reject-surt"
+    brozzler_command: str = "brozzler-stop-crawl"
+    brozzler_action: Literal["stop-crawl", "scope-block"] = "scope-block"
+
+
+class EventsConfig(_Frozen):
+    skip_schemes: tuple[str, ...] = ("dns", "whois", "screenshot", "thumbnail")
+    skip_paths: tuple[str, ...] = ("/robots.txt",)
+    accept_status: tuple[int, int] = (200, 399)
+    document_mimetypes: tuple[str, ...] = ("text/html", "application/xhtml+xml", "text/plain", "application/pdf")
+    skip_annotations: tuple[str, ...] = ()
+
+
+class Config(_Frozen):
+    engine: EngineConfig = EngineConfig()
+    store: StoreConfig = StoreConfig()
+    scan: ScanConfig = ScanConfig()
+    kafka: KafkaConfig = KafkaConfig()
+    events: EventsConfig = EventsConfig()
+    acquire: AcquireConfig = AcquireConfig()
+    render: RenderConfig = RenderConfig()
+    metrics: MetricsConfig = MetricsConfig()
+    recommend: RecommendConfig = RecommendConfig()
+    actuator: ActuatorConfig = ActuatorConfig()
+    log_level: str = "INFO"
+    log_format: Literal["text", "json"] = "text"
+
+    @field_validator("log_level")
+    @classmethod
+    def _level(cls, v: str) -> str:
+        if v.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+            raise ValueError(f"unknown log level {v!r}")
+        return v.upper()
+
+
+def _set_path(tree: dict[str, Any], path: list[str], value: Any) -> None:
+    node = tree
+    for part in path[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = {}
+            node[part] = child
+        node = child
+    node[path[-1]] = value
+
+
+def env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
+    """Turn ``DRIFTLINE__A__B=value`` variables into a nested mapping."""
+    tree: dict[str, Any] = {}
+    for key, raw in environ.items():
+        if not key.startswith(ENV_PREFIX):
+            continue
+        path = [p.lower() for p in key[len(ENV_PREFIX):].split("__") if p]
+        if not path:
+            continue
+        try:
+            value = yaml.safe_load(raw) if raw != "" else None
+        except yaml.YAMLError:
+            value = raw
+        _set_path(tree, path, value)
+    return tree
+
+
+def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        if isinstance(v, Mapping) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def load_config(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Config:
+    """Load ``path`` (default: the shipped ``config.yaml``) plus env overrides.
+
+    Raises :class:`ConfigError` with every validation problem listed.
+    """
+    source = Path(path) if path is not None else Path(os.environ.get("DRIFTLINE_CONFIG", DEFAULT_CONFIG))
+    data: dict[str, Any] = {}
+    if source.exists():
+        try:
+            loaded = yaml.safe_load(source.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{source}: not valid YAML: {exc}") from exc
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError(f"{source}: top level must be a mapping")
+        data = loaded or {}
+    elif path is not None:
+        raise ConfigError(f"config file not found: {source}")
+    data = _merge(data, env_overrides(os.environ if environ is None else environ))
+    if overrides:
+        data = _merge(data, overrides)
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid configuration ({source}): {exc}") from exc

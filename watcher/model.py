@@ -1,0 +1,163 @@
+"""The data that flows between pipeline stages.
+
+``Capture`` (what was captured) -> ``Fingerprint`` (everything later stages
+need, computed from one parse) -> ``Verdict`` (scores, status, change class,
+reason).  Stages exchange these frozen objects only, so a measure never sees
+HTML and a consumer never sees a parser.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Literal
+
+# Topic statuses of one measure or of a capture.  "empty" is a status of its
+# own: a capture with no content is neither on- nor off-topic.
+TopicStatus = Literal["on-topic", "off-topic", "empty", "error", "baseline", "n/a"]
+ChangeClass = Literal["unchanged", "minor", "drifted", "off-topic", "empty", "error", "baseline"]
+ContentKind = Literal["html", "text", "pdf", "binary", "empty"]
+
+
+def utc(dt: datetime) -> datetime:
+    """Return ``dt`` as an aware UTC datetime (naive values are taken as UTC)."""
+    if dt.tzinfo is None:
+        return dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc)
+
+
+def ts14(dt: datetime) -> str:
+    """14-digit archive timestamp (``YYYYmmddHHMMSS``) of ``dt`` in UTC."""
+    return utc(dt).strftime("%Y%m%d%H%M%S")
+
+
+def payload_digest(data: bytes) -> str:
+    """``sha1:<BASE32>``, the form Heritrix, warcprox and WARC files use."""
+    return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode("ascii")
+
+
+@dataclass(frozen=True, slots=True)
+class Capture:
+    """One capture of one URL, as any input delivers it.
+
+    ``content`` is the HTTP *payload* (entity body after transfer and content
+    decoding), or ``None`` when it was not obtained; ``error`` then says why.
+    ``history`` overrides the grouping key (gold directories name histories
+    explicitly); otherwise captures are grouped by the canonical URL key.
+    """
+
+    url: str
+    timestamp: datetime
+    content: bytes | None = None
+    content_type: str | None = None
+    status: int | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    digest: str | None = None
+    uri_m: str | None = None
+    source: str | None = None
+    history: str | None = None
+    is_revisit: bool = False
+    redirects: tuple[str, ...] = ()
+    error: str | None = None
+    seed: str | None = None
+    job: str | None = None
+    label: int | None = None  # gold label (1 on-topic, 0 off-topic) when known
+
+    @property
+    def effective_digest(self) -> str | None:
+        if self.digest:
+            return self.digest
+        if self.content is not None:
+            return payload_digest(self.content)
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """Everything the measures read, computed once per capture.
+
+    ``minhash`` holds the MinHash hash values (datasketch ``affine32`` scheme,
+    ``uint32``) as bytes; ``shingles`` the 64-bit hashes of word shingles, kept
+    only when exact containment is wanted (``None`` for sketch-only
+    baselines).  ``tokens`` (the word sequence) is kept for Levenshtein and is
+    ``None`` once a fingerprint is reduced to its sketch for storage.
+    """
+
+    kind: ContentKind
+    digest: str
+    byte_count: int
+    word_count: int
+    language: str | None
+    title: str
+    headings: tuple[str, ...]
+    term_freqs: Mapping[str, int]
+    shingle_count: int
+    minhash: bytes
+    simhash_raw: int
+    simhash_tf: int
+    dois: frozenset[str]
+    citation: Mapping[str, tuple[str, ...]]
+    page_kind: str | None
+    page_kind_evidence: str | None = None
+    shingles: frozenset[int] | None = None
+    tokens: tuple[str, ...] | None = None
+    text: str | None = None
+    stemmed: bool = False
+    boilerplate_removed: bool = False
+    error: str | None = None
+
+    @property
+    def is_empty(self) -> bool:
+        return self.kind == "empty"
+
+
+@dataclass(frozen=True, slots=True)
+class MeasureResult:
+    name: str
+    score: float | None
+    status: TopicStatus
+    threshold: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The result for one capture, as stored, published and written out."""
+
+    verdict_id: str
+    history: str
+    url: str
+    capture_time: datetime
+    uri_m: str | None
+    digest: str | None
+    baseline_time: datetime | None
+    baseline_uri_m: str | None
+    measures: Mapping[str, MeasureResult]
+    status: TopicStatus
+    change: ChangeClass
+    reason: str
+    page_kind: str | None = None
+    language: str | None = None
+    byte_count: int = 0
+    word_count: int = 0
+    title: str = ""
+    seed: str | None = None
+    job: str | None = None
+    label: int | None = None
+
+    @property
+    def flagged(self) -> bool:
+        """True when this capture is reported off topic (the positive class)."""
+        return self.status == "off-topic"
+
+
+def verdict_id(history: str, capture_time: datetime, digest: str | None) -> str:
+    """Deterministic id: canonical URL key + capture time + digest.
+
+    A re-sent verdict or alert carries the same id, so consumers downstream can
+    recognise duplicates of the at-least-once pipeline.
+    """
+    raw = f"{history}|{ts14(capture_time)}|{digest or '-'}".encode()
+    return hashlib.sha256(raw).hexdigest()[:32]
