@@ -93,6 +93,9 @@ class StoreConfig(_Frozen):
     keep_text: bool = False
     keep_shingles: bool = False
     history_limit: int = 1000
+    # Cap on the terms of a stored baseline's term_freqs (most frequent kept; 0 = no cap).  High by
+    # default: Jaccard/Sørensen read the term set, so a low cap changes their scores on large pages.
+    max_terms: int = 20_000
 
 
 class ScanConfig(_Frozen):
@@ -119,6 +122,23 @@ class KafkaConfig(_Frozen):
     embedded_broker: bool = True
     embedded_port: int = 19092
     partitions: int = 6
+    # Re-key: Heritrix's feed is unkeyed, so one URL's captures land on any
+    # partition; a router re-produces each raw event to keyed_topic with the
+    # canonical URL key, so all captures of one history are scored in order.
+    rekey: bool = True
+    keyed_topic: str = "driftline-events-keyed"
+    create_topics: bool = True  # create missing topics (and re-create them after a memory broker restarts)
+    topic_check_interval_s: float = 5.0
+    idempotent_producer: bool = True  # falls back to acks=all alone when the broker refuses (Tansu 0.6)
+    auto_offset_reset: Literal["earliest", "latest"] = "earliest"
+    heartbeat_interval_ms: int = 3_000
+    rebalance_timeout_ms: int = 30_000
+    max_poll_interval_ms: int = 300_000
+    metadata_max_age_ms: int = 30_000
+    commit_interval_ms: int = 1_000
+    shutdown_timeout_s: float = 20.0
+    score_threads: int = 2
+    alert_ledger_path: str | None = None  # default: next to the SQLite store ("<store.path>.alerts")
 
 
 class LiveFetchConfig(_Frozen):
@@ -137,6 +157,7 @@ class AcquireConfig(_Frozen):
     live: LiveFetchConfig = LiveFetchConfig()
     allow_addresses: tuple[str, ...] = ()  # CIDRs admitted despite being private/loopback
     order: tuple[Literal["warc", "replay", "live"], ...] = ("warc", "replay", "live")
+    warc_max_bytes: int = 50_000_000  # cap on one WARC record as stored (compressed)
 
 
 class RenderConfig(_Frozen):
@@ -149,6 +170,7 @@ class RenderConfig(_Frozen):
     auto: bool = True
     auto_max_words: int = 30
     auto_min_scripts: int = 3
+    settle_s: float = 2.0  # after "load", wait up to this long for the network to go idle
 
 
 class MetricsConfig(_Frozen):
@@ -158,8 +180,13 @@ class MetricsConfig(_Frozen):
 
 
 class RecommendConfig(_Frozen):
+    """Crawl-stop recommendations (watcher/recommend.py)."""
+
     consecutive_off_topic: int = 3
     seeds_only: bool = True
+    # Verdict statuses that count as "off topic" for a run; "empty" and "error"
+    # captures (a timeout, an empty body) break a run by default.
+    off_topic_statuses: tuple[str, ...] = ("off-topic",)
 
 
 class ActuatorConfig(_Frozen):
@@ -171,6 +198,17 @@ class ActuatorConfig(_Frozen):
     heritrix_action: Literal["reject-surt", "pause"] = "reject-surt"
     brozzler_command: str = "brozzler-stop-crawl"
     brozzler_action: Literal["stop-crawl", "scope-block"] = "scope-block"
+    # Heritrix serves its REST API over TLS with a self-signed certificate:
+    # either point heritrix_ca_file at it, or set heritrix_verify_tls false.
+    heritrix_verify_tls: bool = True
+    heritrix_ca_file: str | None = None
+    heritrix_script_engine: Literal["groovy", "beanshell"] = "groovy"
+    heritrix_timeout_s: float = 30.0
+    brozzler_rethinkdb_servers: str | None = None  # e.g. "db1:28015,db2:28015"
+    brozzler_rethinkdb_db: str | None = None
+    brozzler_timeout_s: float = 60.0
+    # seed URL -> Brozzler site id (a stop-crawl needs the site id; events may carry it in extra.site_id)
+    brozzler_site_ids: Mapping[str, str] = Field(default_factory=dict)
 
 
 class EventsConfig(_Frozen):

@@ -102,6 +102,8 @@ class Fingerprint:
     citation: Mapping[str, tuple[str, ...]]
     page_kind: str | None
     page_kind_evidence: str | None = None
+    host: str = ""
+    redirect: str | None = None
     shingles: frozenset[int] | None = None
     tokens: tuple[str, ...] | None = None
     text: str | None = None
@@ -146,6 +148,7 @@ class Verdict:
     seed: str | None = None
     job: str | None = None
     label: int | None = None
+    drift_score: float | None = None
 
     @property
     def flagged(self) -> bool:
@@ -161,3 +164,18 @@ def verdict_id(history: str, capture_time: datetime, digest: str | None) -> str:
     """
     raw = f"{history}|{ts14(capture_time)}|{digest or '-'}".encode()
     return hashlib.sha256(raw).hexdigest()[:32]
+
+
+Behaviour = Literal["Always On", "Step Function On", "Step Function Off", "Oscillating", "Always Off", "Empty"]
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryResult:
+    """All verdicts of one history plus its TimeMap behaviour."""
+
+    history: str
+    url: str
+    verdicts: tuple[Verdict, ...]
+    behaviour: Behaviour
+    first_drift: datetime | None
+    off_topic_share: float

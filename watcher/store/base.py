@@ -41,8 +41,9 @@ class BaselineStore(Protocol):
 
     def put_verdict(self, verdict: Verdict, terms: Sequence[str] = ()) -> bool:
         """Store ``verdict``; return False (and change nothing) if its id is
-        already stored.  ``terms`` are the distinct terms of the capture, added
-        to the history's document frequencies in the same transaction."""
+        already stored, or was stored once and pruned by ``history_limit``.
+        ``terms`` are the distinct terms of the capture, added to the
+        history's document frequencies in the same transaction."""
 
     def recent_verdicts(self, history: str, limit: int) -> list[Verdict]:
         """The newest ``limit`` verdicts of ``history``, newest first (by capture time)."""

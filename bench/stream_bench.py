@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""Streaming throughput and memory: the Kafka pipeline against the batch engine.
+
+Replays every response record of the shared WARCs (``../shared/data/warc``)
+as Heritrix ``KafkaCrawlLogFeed`` messages (unkeyed, pointing at
+``warc_filename``/``warc_offset``) through a real Tansu broker and the full
+``driftline run`` app (router, scorer, SQLite store, result topics), and
+prints end-to-end captures/s (first event produced -> last verdict
+published) next to the batch engine's captures/s (``Engine.scan_history``
+over the same captures, payloads read from the same WARCs) in the same run,
+and the ratio (target >= 80 %).
+
+``--events N`` replays the records repeatedly (each round shifted by one day,
+so every event is a new capture) while sampling this process's RSS, to show
+memory stays flat (< 1 GB); it prints the peak.  Records the skip rule drops
+(images, robots.txt...) travel through the router but are not scored, on
+both sides.
+
+usage: stream_bench.py [--warc-dir DIR] [--rounds 3] [--events 100000] [--partitions 6]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import socket
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+SHARED_WARC = REPO.parent / "shared" / "data" / "warc"
+
+
+@dataclass(frozen=True)
+class Rec:
+    url: str
+    when: datetime
+    filename: str
+    offset: int
+    length: int
+    mime: str | None
+    status: int | None
+    digest: str | None
+
+
+def collect_records(warc_dir: Path) -> list[Rec]:
+    """Every response record of every WARC in ``warc_dir`` (unreadable tails are skipped)."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    out: list[Rec] = []
+    for path in sorted(p for p in warc_dir.iterdir() if ".warc" in p.name):
+        with path.open("rb") as fh:
+            it = ArchiveIterator(fh)
+            try:
+                for record in it:
+                    if record.rec_type != "response":
+                        continue
+                    h = record.rec_headers
+                    status = record.http_headers.get_statuscode() if record.http_headers else None
+                    mime = record.http_headers.get_header("Content-Type") if record.http_headers else None
+                    date = h.get_header("WARC-Date") or "1970-01-01T00:00:00Z"
+                    record.content_stream().read()
+                    out.append(Rec(
+                        url=h.get_header("WARC-Target-URI") or "",
+                        when=datetime.fromisoformat(date.replace("Z", "+00:00")),
+                        filename=path.name, offset=it.get_record_offset(), length=it.get_record_length(),
+                        mime=(mime or "").split(";")[0].strip() or None,
+                        status=int(status) if status and str(status).isdigit() else None,
+                        digest=h.get_header("WARC-Payload-Digest"),
+                    ))
+            except Exception as exc:  # a deliberately broken sample WARC: keep what was read
+                print(f"  {path.name}: stopped at an unreadable record ({type(exc).__name__})", file=sys.stderr)
+    return out
+
+
+def message(rec: Rec, round_no: int) -> bytes:
+    when = rec.when + timedelta(days=round_no)
+    ts = when.strftime("%Y%m%d%H%M%S")
+    return json.dumps({
+        "timestamp": when.strftime("%Y-%m-%dT%H:%M:%S.000Z"), "url": rec.url, "status_code": rec.status,
+        "mimetype": rec.mime, "content_digest": rec.digest, "seed": rec.url, "hop_path": "",
+        "start_time_plus_duration": f"{ts}000+100", "warc_filename": rec.filename, "warc_offset": rec.offset,
+        "warc_length": rec.length, "annotations": "", "extra_info": {},
+    }).encode()
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class RssSampler:
+    def __init__(self, every_s: float = 0.5) -> None:
+        self.every_s = every_s
+        self.samples: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._t0 = time.monotonic()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.samples.append((time.monotonic() - self._t0, rss_mb()))
+            self._stop.wait(self.every_s)
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def peak(self) -> float:
+        return max((m for _, m in self.samples), default=rss_mb())
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def make_config(bootstrap: str, warc_dir: Path, workdir: Path, partitions: int) -> Any:
+    from watcher.config import load_config
+
+    return load_config(overrides={
+        "kafka": {"bootstrap_servers": bootstrap, "embedded_broker": False, "partitions": partitions,
+                  "group_id": "stream-bench", "commit_interval_ms": 500, "heartbeat_interval_ms": 500,
+                  "session_timeout_ms": 10000, "rebalance_timeout_ms": 10000},
+        "store": {"backend": "sqlite", "path": str(workdir / "bench.db")},
+        "acquire": {"warc_dirs": [str(warc_dir)], "order": ["warc"]},
+        "render": {"enabled": False},
+        "metrics": {"enabled": False},
+        "log_level": "WARNING",
+    })
+
+
+def batch_rate(cfg: Any, recs: list[Rec], rounds: int, warc_dir: Path) -> tuple[int, float]:
+    """Batch engine on the same captures: read payloads from the WARCs, scan per history."""
+    from watcher.acquire.warc import parse_record, read_record_bytes
+    from watcher.engine import Engine
+    from watcher.events import parse_event, should_skip
+
+    engine = Engine(cfg.engine)
+    t0 = time.perf_counter()
+    histories: dict[str, list[Any]] = defaultdict(list)
+    n = 0
+    for r in range(rounds):
+        for rec in recs:
+            event = parse_event(message(rec, r), "heritrix-kafka")
+            if should_skip(event, cfg.events) is not None:
+                continue
+            try:
+                data = read_record_bytes(warc_dir / rec.filename, rec.offset, rec.length, 50_000_000)
+                payload = parse_record(data, cfg.acquire.live.max_bytes)
+            except Exception:  # the stream dead-letters these; the batch skips them
+                continue
+            histories[event.history_key(cfg)].append(
+                event.to_capture(payload.payload, payload.content_type, payload.status, payload.headers))
+            n += 1
+    for history, captures in histories.items():
+        engine.scan_history(history, captures)
+    return n, time.perf_counter() - t0
+
+
+async def stream_rate(cfg: Any, recs: list[Rec], rounds: int, sampler_every_s: float) -> dict[str, Any]:
+    from consumers.app import ConsumerApp
+    from consumers.client import produce
+    from watcher.broker import EmbeddedBroker
+
+    assert cfg.kafka.bootstrap_servers is not None
+    port = int(cfg.kafka.bootstrap_servers.rsplit(":", 1)[1])
+    broker = EmbeddedBroker(port)
+    await broker.start()
+    app = ConsumerApp(cfg)
+    await app.start()
+    try:
+        while not (app.scorer and app.scorer.assignment() and app.router and app.router.assignment()):
+            await asyncio.sleep(0.1)
+        crawl = next(iter(cfg.kafka.input_topics))
+        with RssSampler(sampler_every_s) as sampler:
+            t0 = time.perf_counter()
+            last_change, seen = t0, 0
+            for r in range(rounds):
+                await produce(cfg.kafka.bootstrap_servers, crawl, [message(rec, r) for rec in recs])
+                # Keep at most two rounds in the broker ahead of the scorer: flat memory on our side.
+                while app.scorer is not None and app.scorer.processed < (r - 1) * len(recs) * 0.5:
+                    await asyncio.sleep(0.05)
+            while True:
+                if app.verdicts != seen:
+                    seen, last_change = app.verdicts, time.perf_counter()
+                if await app.caught_up():
+                    break
+                await asyncio.sleep(0.05)
+            seconds = last_change - t0
+        dead = sum(s.value for m in app.metrics.dead_letter.collect() for s in m.samples
+                   if s.name.endswith("_total"))
+        return {"verdicts": app.verdicts, "seconds": seconds, "dead_letters": dead, "peak_rss_mb": sampler.peak,
+                "rss_samples": sampler.samples}
+    finally:
+        await app.stop()
+        await broker.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--warc-dir", type=Path, default=SHARED_WARC)
+    ap.add_argument("--rounds", type=int, default=3, help="replays of the record set (default 3)")
+    ap.add_argument("--events", type=int, help="replay until this many events were produced (memory run)")
+    ap.add_argument("--partitions", type=int, default=6)
+    args = ap.parse_args(argv)
+    if not args.warc_dir.is_dir():
+        print(f"no WARC directory at {args.warc_dir} (the shared data is absent)", file=sys.stderr)
+        return 2
+    recs = collect_records(args.warc_dir)
+    rounds = max(1, -(-args.events // len(recs))) if args.events else args.rounds
+    workdir = Path(tempfile.mkdtemp(prefix="stream-bench-"))
+    cfg = make_config(f"127.0.0.1:{free_port()}", args.warc_dir, workdir, args.partitions)
+    print(f"{len(recs)} response records from {args.warc_dir}; {rounds} rounds = {len(recs) * rounds} events")
+
+    stream = asyncio.run(stream_rate(cfg, recs, rounds, 1.0 if args.events else 0.25))
+    s_rate = stream["verdicts"] / stream["seconds"] if stream["seconds"] else 0.0
+    batch_cfg = make_config("unused:0", args.warc_dir, workdir, args.partitions)
+    n_batch, b_seconds = batch_rate(batch_cfg, recs, rounds, args.warc_dir)
+    b_rate = n_batch / b_seconds if b_seconds else 0.0
+
+    print(f"batch engine (Engine.scan_history, WARC reads included): {n_batch} captures in {b_seconds:.2f} s"
+          f" = {b_rate:.1f} captures/s")
+    print(f"stream end to end (produced -> verdict published):      {stream['verdicts']} verdicts in "
+          f"{stream['seconds']:.2f} s = {s_rate:.1f} captures/s ({stream['dead_letters']:.0f} dead letters)")
+    if b_rate:
+        print(f"ratio stream/batch: {100 * s_rate / b_rate:.0f} % (target >= 80 %)")
+    samples = stream["rss_samples"]
+    if samples:
+        marks = [samples[int(i * (len(samples) - 1) / 4)] for i in range(5)]
+        print("RSS over the run (s: MB): " + ", ".join(f"{t:.0f}: {m:.0f}" for t, m in marks))
+    print(f"peak RSS of the consumer process: {stream['peak_rss_mb']:.0f} MB (limit 1024 MB)")
+    print(f"(finished {datetime.now(timezone.utc):%H:%M:%S} UTC; workdir {workdir})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

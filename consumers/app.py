@@ -1,0 +1,292 @@
+"""``driftline run``: the streaming app (broker, store, metrics, router, scorer).
+
+Public entry points:
+
+* :func:`run` ``(cfg, *, once=False) -> int``: what the CLI calls; runs until
+  SIGTERM/SIGINT (or, with ``once``, until every input is processed) and
+  returns the exit code.
+* :class:`ConsumerApp`: the same app for in-process use (the demo, tests):
+  ``async with ConsumerApp(cfg) as app: ...``; ``app.bootstrap_servers`` is
+  where to produce events and read results (see :mod:`consumers.client`).
+
+Start order: embedded broker (only when ``kafka.bootstrap_servers`` is unset
+and ``kafka.embedded_broker`` is true), topics, store, engine, acquirer,
+producer, metrics server, then the consumers.  Stop order is the reverse:
+stop fetching, finish in-flight work, commit, close producer, acquirer
+(browser) and store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import time
+from concurrent.futures import ThreadPoolExecutor
+from types import TracebackType
+from typing import Any
+
+from watcher.broker import EmbeddedBroker, broker_reachable, ensure_topics
+from watcher.config import Config
+from watcher.errors import ConfigError, DriftlineError
+from watcher.metrics import Metrics, MetricsServer
+
+from .deadletter import DeadLetters
+from .ledger import AlertLedger
+from .publisher import Publisher
+from .router import Router
+from .runner import PartitionRunner
+from .scorer import Scorer
+
+log = logging.getLogger(__name__)
+
+
+def all_topics(cfg: Config) -> list[str]:
+    k = cfg.kafka
+    topics = [*k.input_topics, k.results_topic, k.alerts_topic, k.recommendations_topic, k.dead_letter_topic]
+    if k.rekey:
+        topics.append(k.keyed_topic)
+    return sorted(set(topics))
+
+
+class ConsumerApp:
+    """The whole streaming pipeline of one process."""
+
+    def __init__(self, cfg: Config, *, metrics: Metrics | None = None) -> None:
+        if cfg.kafka.bootstrap_servers is None and not cfg.kafka.embedded_broker:
+            raise ConfigError("kafka.bootstrap_servers is unset and kafka.embedded_broker is false")
+        self.cfg = cfg
+        self.metrics = metrics or Metrics()
+        self.broker: EmbeddedBroker | None = None
+        self.bootstrap_servers = cfg.kafka.bootstrap_servers or f"127.0.0.1:{cfg.kafka.embedded_port}"
+        self.publisher: Publisher | None = None
+        self.metrics_server: MetricsServer | None = None
+        self.router: PartitionRunner | None = None
+        self.scorer: PartitionRunner | None = None
+        self.scoring: Scorer | None = None
+        self.store: Any = None
+        self.acquirer: Any = None
+        self.ledger: AlertLedger | None = None
+        self._executor: ThreadPoolExecutor | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._ready_cache: tuple[float, bool] = (0.0, False)
+
+    # -- lifecycle -------------------------------------------------------------
+
+    async def start(self) -> None:
+        cfg, k = self.cfg, self.cfg.kafka
+        try:
+            if k.bootstrap_servers is None:
+                self.broker = EmbeddedBroker(k.embedded_port)
+                await self.broker.start()
+            if k.create_topics:
+                await ensure_topics(self.bootstrap_servers, all_topics(cfg), k.partitions)
+            self._executor = ThreadPoolExecutor(max_workers=max(1, k.score_threads), thread_name_prefix="driftline")
+            await self._build_pipeline()
+            if cfg.metrics.enabled:
+                self.metrics_server = MetricsServer(self.metrics, cfg.metrics.host, cfg.metrics.port, self.ready)
+                await self.metrics_server.start()
+            assert self.scoring is not None and self.publisher is not None
+            dead_letters = DeadLetters(k, self.publisher, self.metrics)
+            if k.rekey:
+                router = Router(cfg, self.publisher, dead_letters, self.metrics)
+                self.router = PartitionRunner("router", k, self.bootstrap_servers, f"{k.group_id}-router",
+                                              k.input_topics, router.handle, self.metrics)
+            score_topics = [k.keyed_topic] if k.rekey else list(k.input_topics)
+            self.scorer = PartitionRunner("scorer", k, self.bootstrap_servers, k.group_id, score_topics,
+                                          self.scoring.handle, self.metrics)
+            await self.scorer.start()
+            if self.router is not None:
+                await self.router.start()
+            if k.create_topics:
+                self._tasks.append(asyncio.create_task(self._watch_topics(), name="driftline-topics"))
+            self._tasks.append(asyncio.create_task(self._watch_gauges(), name="driftline-gauges"))
+            self.metrics.up.set(1)
+        except BaseException:
+            await self.stop()
+            raise
+        log.info("driftline consumer app running against %s", self.bootstrap_servers)
+
+    async def _build_pipeline(self) -> None:
+        from watcher.watch import Watcher
+
+        from watcher.acquire import Acquirer
+        from watcher.engine import Engine
+        from watcher.recommend import Recommender
+        from watcher.store import open_store
+
+        cfg = self.cfg
+        self.store = await asyncio.to_thread(open_store, cfg.store)
+        watcher = Watcher(Engine(cfg.engine), self.store)
+        self.acquirer = Acquirer(cfg, on_fetch=self.metrics.observe_fetch)
+        recommender = Recommender(cfg.recommend, self.store, actuator=cfg.actuator)
+        self.ledger = AlertLedger.for_config(cfg)
+        await asyncio.to_thread(self.ledger.prune, 30 * 86400)
+        self.publisher = Publisher(cfg.kafka, self.bootstrap_servers)
+        await self.publisher.start()
+        dead_letters = DeadLetters(cfg.kafka, self.publisher, self.metrics)
+        self.scoring = Scorer(
+            cfg, watcher=watcher, acquirer=self.acquirer, publisher=self.publisher, dead_letters=dead_letters,
+            ledger=self.ledger, metrics=self.metrics, recommender=recommender, executor=self._executor,
+        )
+
+    async def stop(self) -> None:
+        """Stop fetching, finish in-flight work, commit, and close everything."""
+        self.metrics.up.set(0)
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+        # The router first: nothing new reaches the keyed topic while the scorer drains.
+        for runner in (self.router, self.scorer):
+            if runner is not None:
+                try:
+                    await runner.stop()
+                except Exception:
+                    log.exception("error stopping the %s consumer", runner.name)
+        self.router = self.scorer = None
+        if self.metrics_server is not None:
+            await self.metrics_server.stop()
+            self.metrics_server = None
+        if self.publisher is not None:
+            await self.publisher.stop()
+            self.publisher = None
+        if self.acquirer is not None:
+            try:
+                await self.acquirer.close()
+            except Exception:
+                log.exception("error closing the acquirer")
+            self.acquirer = None
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+        if self.ledger is not None:
+            self.ledger.close()
+            self.ledger = None
+        if self.broker is not None:
+            await self.broker.stop()
+            self.broker = None
+
+    async def __aenter__(self) -> ConsumerApp:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+    # -- state ---------------------------------------------------------------------
+
+    @property
+    def verdicts(self) -> int:
+        """Verdicts published by this process so far."""
+        return self.scoring.verdicts if self.scoring is not None else 0
+
+    async def ready(self) -> bool:
+        """Ready: the scorer has partitions and the broker answers (cached 2 s)."""
+        now = time.monotonic()
+        if now - self._ready_cache[0] < 2.0:
+            return self._ready_cache[1]
+        ok = bool(self.scorer and self.scorer.assignment()) and await broker_reachable(self.bootstrap_servers)
+        self._ready_cache = (now, ok)
+        return ok
+
+    async def caught_up(self) -> bool:
+        """True when router and scorer have processed everything produced so far."""
+        for runner in (self.router, self.scorer):
+            if runner is not None and not await runner.caught_up():
+                return False
+        return True
+
+    async def wait_caught_up(self, timeout_s: float | None = None, settle_s: float = 0.5) -> bool:
+        """Wait until :meth:`caught_up` holds twice, ``settle_s`` apart."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        streak = 0
+        while deadline is None or time.monotonic() < deadline:
+            try:
+                streak = streak + 1 if await self.caught_up() else 0
+            except DriftlineError:
+                raise
+            except Exception as exc:  # broker hiccup: ask again
+                log.debug("caught-up check failed: %r", exc)
+                streak = 0
+            if streak >= 2:
+                return True
+            await asyncio.sleep(settle_s)
+        return False
+
+    # -- background tasks ------------------------------------------------------------
+
+    async def _watch_topics(self) -> None:
+        """Re-create missing topics: a memory-storage broker forgets them on restart."""
+        topics = all_topics(self.cfg)
+        while True:
+            await asyncio.sleep(self.cfg.kafka.topic_check_interval_s)
+            try:
+                created = await ensure_topics(self.bootstrap_servers, topics, self.cfg.kafka.partitions, timeout_s=5.0)
+            except Exception as exc:  # broker away: try again next round
+                log.debug("topic check failed: %r", exc)
+                continue
+            if created:
+                log.warning("topics %s were missing (broker restarted without its data?): re-created", created)
+                for runner in (self.router, self.scorer):
+                    if runner is not None:
+                        runner.topics_recreated(created)
+
+    async def _watch_gauges(self) -> None:
+        while True:
+            if self.store is not None:
+                try:
+                    count = await asyncio.to_thread(self.store.histories_off_topic)
+                    self.metrics.urls_off_topic.set(count)
+                except Exception as exc:  # a gauge must not kill the app
+                    log.debug("off-topic gauge update failed: %r", exc)
+            await asyncio.sleep(15.0)
+
+
+async def serve(cfg: Config, *, once: bool = False, stop: asyncio.Event | None = None) -> int:
+    """Run the app until ``stop`` is set, SIGTERM/SIGINT arrives, or (``once``) all input is done."""
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    installed: list[signal.Signals] = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+            installed.append(sig)
+        except (NotImplementedError, RuntimeError):  # not the main thread
+            pass
+    app = ConsumerApp(cfg)
+    try:
+        await app.start()
+        if once:
+            waiter = asyncio.create_task(app.wait_caught_up())
+            stopper = asyncio.create_task(stop.wait())
+            await asyncio.wait({waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            for t in (waiter, stopper):
+                t.cancel()
+        else:
+            await stop.wait()
+        log.info("shutting down: finishing in-flight work and committing")
+    finally:
+        await app.stop()
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+    return 0
+
+
+def run(cfg: Config, *, once: bool = False) -> int:
+    """``driftline run``: the streaming app in the foreground; returns the exit code."""
+    try:
+        return asyncio.run(serve(cfg, once=once))
+    except DriftlineError as exc:
+        log.error("driftline run failed (%s): %s", exc.reason, exc)
+        return 2
+    except KeyboardInterrupt:
+        return 130

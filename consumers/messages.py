@@ -1,0 +1,104 @@
+"""The JSON messages driftline publishes (verdicts, alerts, dead letters).
+
+Every result message carries the deterministic ``verdict_id`` (history +
+capture time + digest), so a message re-sent by the at-least-once pipeline is
+recognisable downstream.  Keys are the history (canonical URL key): all
+results of one resource stay in one partition, in order.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from watcher.model import Verdict, utc
+
+ALERT_CHANGES = frozenset({"drifted", "off-topic"})
+
+# Headers the router puts on re-keyed events: where the raw event came from.
+H_SRC_TOPIC = "driftline-source-topic"
+H_SRC_PARTITION = "driftline-source-partition"
+H_SRC_OFFSET = "driftline-source-offset"
+H_SRC_FORMAT = "driftline-source-format"
+H_SRC_KEY = "driftline-source-key"
+
+
+def iso(dt: datetime | None) -> str | None:
+    """ISO 8601 in UTC with a ``Z``, or ``None``."""
+    if dt is None:
+        return None
+    return utc(dt).isoformat().replace("+00:00", "Z")
+
+
+def _dumps(obj: Mapping[str, Any]) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+def verdict_dict(verdict: Verdict) -> dict[str, Any]:
+    return {
+        "verdict_id": verdict.verdict_id,
+        "history": verdict.history,
+        "url": verdict.url,
+        "capture_time": iso(verdict.capture_time),
+        "baseline_time": iso(verdict.baseline_time),
+        "uri_m": verdict.uri_m,
+        "digest": verdict.digest,
+        "measures": {
+            name: {"score": m.score, "status": m.status, "threshold": m.threshold}
+            for name, m in sorted(verdict.measures.items())
+        },
+        "status": verdict.status,
+        "change": verdict.change,
+        "reason": verdict.reason,
+        "page_kind": verdict.page_kind,
+        "language": verdict.language,
+        "title": verdict.title,
+        "word_count": verdict.word_count,
+        "seed": verdict.seed,
+        "job": verdict.job,
+    }
+
+
+def verdict_message(verdict: Verdict) -> bytes:
+    """The message on ``results_topic``: one per scored capture."""
+    return _dumps({"type": "verdict", **verdict_dict(verdict)})
+
+
+def alert_message(verdict: Verdict) -> bytes:
+    """The message on ``alerts_topic``: a drifted or off-topic capture, once per capture."""
+    body = verdict_dict(verdict)
+    body["type"] = "alert"
+    body["alert"] = f"{verdict.change}: {verdict.url} ({verdict.reason})"
+    return _dumps(body)
+
+
+def dead_letter_message(
+    *,
+    value: bytes | None,
+    key: bytes | None,
+    reason: str,
+    message: str,
+    topic: str,
+    partition: int,
+    offset: int,
+    consumed_from: Mapping[str, Any] | None = None,
+    error_class: str | None = None,
+) -> bytes:
+    """The message on ``dead_letter_topic``: the original bytes (base64), where
+    they came from, and why they could not be scored."""
+    return _dumps({
+        "type": "dead-letter",
+        "reason": reason,
+        "message": message[:2000],
+        "error_class": error_class,
+        "topic": topic,
+        "partition": partition,
+        "offset": offset,
+        "key_b64": base64.b64encode(key).decode("ascii") if key is not None else None,
+        "value_b64": base64.b64encode(value).decode("ascii") if value is not None else None,
+        "consumed_from": dict(consumed_from) if consumed_from else None,
+        "time": iso(datetime.now(UTC)),
+    })

@@ -1,0 +1,164 @@
+"""The scorer: one event in, one stored verdict and its messages out.
+
+Per event: parse -> skip rule -> (same digest as the baseline? then
+``unchanged`` without fetching) -> acquire the bytes -> ``Watcher.process``
+(stores the verdict, idempotently) -> publish the verdict, an alert for a
+drifted/off-topic capture (once per capture, see :mod:`consumers.ledger`) and
+a crawl-stop recommendation when one completes -> wait for the broker's
+acknowledgements.  Only then does the runner commit the offset.
+
+Any :class:`~watcher.errors.DriftlineError` dead-letters the event with its
+reason slug; any other exception is a bug: logged with its traceback and
+dead-lettered as ``internal``.  Either way the partition goes on.
+
+The engine and the store are synchronous; they run in a small thread pool so
+the event loop keeps heartbeating, fetching and publishing meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol, TypeVar
+
+from watcher.config import Config
+from watcher.errors import DriftlineError, SkipEvent
+from watcher.events import CaptureEvent, parse_event, should_skip
+from watcher.metrics import Metrics
+from watcher.model import Capture, Verdict
+
+from .deadletter import DeadLetters, header, source_position
+from .ledger import AlertLedger
+from .messages import ALERT_CHANGES, H_SRC_FORMAT, alert_message, verdict_message
+from .publisher import Outgoing, Publisher
+
+log = logging.getLogger(__name__)
+
+Record = Any  # aiokafka ConsumerRecord
+T = TypeVar("T")
+
+
+class WatcherLike(Protocol):
+    """What the scorer needs of :class:`watcher.watch.Watcher`."""
+
+    def history_key(self, url: str) -> str: ...
+
+    def baseline_digest(self, history: str) -> str | None: ...
+
+    def process(self, capture: Capture) -> Verdict: ...
+
+
+class AcquirerLike(Protocol):
+    """What the scorer needs of :class:`watcher.acquire.Acquirer`."""
+
+    def needs_content(self, event: CaptureEvent, baseline_digest: str | None) -> bool: ...
+
+    async def get(self, event: CaptureEvent) -> Capture: ...
+
+
+class RecommenderLike(Protocol):
+    def observe(self, verdict: Verdict, event: Any = None) -> Any: ...
+
+
+class Scorer:
+    def __init__(
+        self,
+        cfg: Config,
+        *,
+        watcher: WatcherLike,
+        acquirer: AcquirerLike,
+        publisher: Publisher,
+        dead_letters: DeadLetters,
+        ledger: AlertLedger,
+        metrics: Metrics,
+        recommender: RecommenderLike | None = None,
+        executor: ThreadPoolExecutor | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.watcher = watcher
+        self.acquirer = acquirer
+        self.publisher = publisher
+        self.dead_letters = dead_letters
+        self.ledger = ledger
+        self.metrics = metrics
+        self.recommender = recommender
+        self.executor = executor
+        self.verdicts = 0
+
+    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.executor, functools.partial(fn, *args))
+
+    def _format(self, record: Record) -> str:
+        fmt = header(record, H_SRC_FORMAT)
+        if fmt is not None:
+            return fmt.decode("utf-8", "replace")
+        return self.cfg.kafka.input_topics.get(record.topic, "auto")
+
+    async def handle(self, record: Record) -> None:
+        """Score one record; never raises (except on cancellation at shutdown)."""
+        started = time.perf_counter()
+        self.metrics.events_consumed.labels(topic=record.topic).inc()
+        try:
+            await self._score(record)
+        except SkipEvent as skip:
+            self.metrics.events_skipped.labels(reason=skip.reason).inc()
+        except DriftlineError as exc:
+            self.metrics.events_failed.labels(reason=exc.reason).inc()
+            await self.dead_letters.send(record, exc.reason, str(exc), type(exc).__name__)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bug must not stop the partition
+            topic, partition, offset, _ = source_position(record)
+            log.exception("internal error scoring %s[%d]@%d", topic, partition, offset,
+                          extra={"topic": topic, "partition": partition, "offset": offset, "reason": "internal"})
+            self.metrics.events_failed.labels(reason="internal").inc()
+            await self.dead_letters.send(record, "internal", repr(exc), type(exc).__name__)
+        finally:
+            self.metrics.processing_seconds.observe(time.perf_counter() - started)
+
+    async def _score(self, record: Record) -> None:
+        topic, partition, offset, _ = source_position(record)
+        event = parse_event(record.value if record.value is not None else b"", self._format(record))
+        event = event.with_position(topic, partition, offset)
+        reason = should_skip(event, self.cfg.events)
+        if reason is not None:
+            raise SkipEvent(reason)
+        history = self.watcher.history_key(event.url)
+        baseline = await self._call(self.watcher.baseline_digest, history)
+        if self.acquirer.needs_content(event, baseline):
+            capture = await self.acquirer.get(event)
+        else:
+            capture = event.to_capture(None, source="digest")
+        verdict = await self._call(self.watcher.process, capture)
+        await self.publish(verdict, event)
+
+    async def publish(self, verdict: Verdict, event: CaptureEvent | None) -> None:
+        """Send the verdict, its alert and any recommendation; return once acknowledged."""
+        k = self.cfg.kafka
+        key = verdict.history.encode("utf-8")
+        out: list[Outgoing] = [(k.results_topic, key, verdict_message(verdict), None)]
+        alert = verdict.change in ALERT_CHANGES and not await self._call(self.ledger.was_sent, verdict.verdict_id)
+        if alert:
+            out.append((k.alerts_topic, key, alert_message(verdict), None))
+        recommendation = None
+        if self.recommender is not None:
+            recommendation = await self._call(self.recommender.observe, verdict, event)
+        if recommendation is not None:
+            out.append((k.recommendations_topic, key, recommendation.to_json().encode("utf-8"), None))
+        await self.publisher.send_all(out)
+        if alert:
+            await self._call(self.ledger.mark_sent, verdict.verdict_id)
+            self.metrics.alerts.labels(change=verdict.change).inc()
+        if recommendation is not None:
+            self.metrics.recommendations.labels(action=str(getattr(recommendation, "action", "stop-seed"))).inc()
+        self.metrics.verdicts.labels(status=verdict.status, change=verdict.change).inc()
+        for name, measure in verdict.measures.items():
+            if measure.score is not None:
+                self.metrics.measure_score.labels(measure=name).observe(measure.score)
+        self.verdicts += 1
+        log.debug("verdict %s %s %s: %s", verdict.verdict_id, verdict.change, verdict.url, verdict.reason)

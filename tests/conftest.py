@@ -1,0 +1,49 @@
+"""Shared fixtures.  Component fixtures live in tests/fixtures/ (one module per
+real component: Kafka broker, browser) and are registered here."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["tests.fixtures.kafka", "tests.fixtures.browser"]
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """../shared/data, present in the project's own workspace and CI only."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"needs the project's shared data at {SHARED_DATA} (absent on a user's clone)")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def gold_dir(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The gold standard, extracted once per session into a temporary folder."""
+    import tarfile
+
+    out = tmp_path_factory.mktemp("gold")
+    with tarfile.open(shared_data / "goldstandard-1068.tar.gz") as tar:
+        tar.extractall(out, filter="data")
+    return out / "goldstandard-1068"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def port() -> int:
+    return free_port()

@@ -1,0 +1,207 @@
+"""Memento TimeMaps served by a local aiohttp server: raw (id_) fetching,
+HTTP / JavaScript / meta-refresh redirect chains, fetch errors as captures."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from watcher.config import Config
+from watcher.errors import InputError
+from watcher.model import Capture
+from watcher.sources import detect_input, iter_histories
+from watcher.sources.fetch import html_redirect, raw_uri_m
+from watcher.sources.timemap import parse_link_format, parse_timemap
+
+CFG = Config.model_validate({"scan": {"timemap_timeout_s": 1.0, "follow_redirects": 3}})
+ORIG = "http://site.example/"
+
+JS_PAGE = """<html><head><title>Wayback Machine</title></head><body>
+<p class="code">Redirecting to...</p><p class="impatient"><a href="{t}">Impatient?</a></p>
+<script type="text/javascript">
+  var timeout = 0; window.setTimeout(function() {{ window.location.replace("{t}"); }}, timeout);
+</script></body></html>"""
+META_PAGE = '<html><head><meta http-equiv="Refresh" content="0; URL={t}"></head><body>moved</body></html>'
+
+
+class Archive:
+    """A tiny Wayback-style archive: /web/<ts>[id_]/<original>."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        self.base = ""
+        self.pages: dict[str, Callable[[], web.StreamResponse]] = {}
+        self.timemaps: dict[str, str] = {}
+
+    async def timemap(self, request: web.Request) -> web.StreamResponse:
+        text = self.timemaps.get(request.match_info["name"])
+        if text is None:
+            return web.Response(status=404, text="no such TimeMap")
+        return web.Response(text=text, content_type="application/link-format")
+
+    async def memento(self, request: web.Request) -> web.StreamResponse:
+        ts, rest = request.match_info["ts"], request.match_info["rest"]
+        self.requests.append(request.path_qs)
+        if not ts.endswith("id_"):
+            return web.Response(text="<div id='wm-ipp'>BANNER</div> replay, not raw", content_type="text/html")
+        stamp = ts[:-3]
+        if stamp == "20200501000000":
+            await asyncio.sleep(1.6)
+        factory = self.pages.get(f"{stamp}/{rest}")
+        if factory is None:
+            return web.Response(status=404, text="not in archive")
+        return factory()
+
+    def html(self, text: str) -> Callable[[], web.StreamResponse]:
+        return lambda: web.Response(text=text, content_type="text/html")
+
+    def redirect(self, location: str) -> Callable[[], web.StreamResponse]:
+        return lambda: web.Response(status=302, headers={"Location": location})
+
+
+@pytest.fixture
+async def archive(port: int) -> AsyncIterator[Archive]:
+    arc = Archive()
+    arc.base = f"http://127.0.0.1:{port}"
+    app = web.Application()
+    app.router.add_get("/web/{ts}/{rest:.*}", arc.memento)
+    app.router.add_get("/timemap/{name}", arc.timemap)
+    app.router.add_get("/memento/{ts}/{rest:.*}", arc.memento)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", port)
+    await site.start()
+    try:
+        yield arc
+    finally:
+        await runner.cleanup()
+
+
+def _link_timemap(base: str, stamps: list[str]) -> str:
+    lines = [f"<{ORIG}>; rel=\"original\"", f"<{base}/timemap/t1>; rel=\"self\"; type=\"application/link-format\""]
+    for s in stamps:
+        dt = datetime.strptime(s, "%Y%m%d%H%M%S").strftime("%a, %d %b %Y %H:%M:%S GMT")
+        lines.append(f"<{base}/web/{s}/{ORIG}>; rel=\"memento\"; datetime=\"{dt}\"")
+    return ",\n".join(lines) + "\n"
+
+
+async def _scan(inputs: list[str], cfg: Config = CFG) -> tuple[dict[str, list[Capture]], dict[str, str]]:
+    def run() -> tuple[dict[str, list[Capture]], dict[str, str]]:
+        it = iter_histories(inputs, cfg)
+        return dict(it), dict(it.uri_t)
+
+    return await asyncio.to_thread(run)
+
+
+async def test_timemap_mementos_and_redirect_chains(archive: Archive, tmp_path: Path) -> None:
+    b = archive.base
+    archive.pages = {
+        f"20200101000000/{ORIG}": archive.html("<p>first capture</p>"),
+        f"20200201000000/{ORIG}": archive.html(JS_PAGE.format(t=f"{b}/web/20200202000000/{ORIG}new")),
+        f"20200202000000/{ORIG}new": archive.html("<p>after the JS redirect</p>"),
+        f"20200301000000/{ORIG}": archive.html(META_PAGE.format(t=f"{ORIG}moved")),  # live URL: kept in archive
+        f"20200301000000/{ORIG}moved": archive.redirect(f"/web/20200302000000id_/{ORIG}final"),
+        f"20200302000000/{ORIG}final": archive.html("<p>after meta refresh and HTTP redirect</p>"),
+        f"20200601000000/{ORIG}": archive.redirect(f"/web/20200601000001id_/{ORIG}"),
+    }
+    for i in range(1, 8):  # a chain longer than follow_redirects
+        archive.pages[f"2020060100000{i}/{ORIG}"] = archive.redirect(f"/web/2020060100000{i + 1}id_/{ORIG}")
+    stamps = ["20200101000000", "20200201000000", "20200301000000", "20200401000000", "20200501000000",
+              "20200601000000"]
+    archive.timemaps["t1"] = _link_timemap(b, stamps)
+    hs, uri_t = await _scan([f"{b}/timemap/t1"])
+    assert list(hs) == ["example,site)/"]
+    caps = hs["example,site)/"]
+    assert [c.timestamp for c in caps] == [datetime.strptime(s, "%Y%m%d%H%M%S").replace(tzinfo=UTC)
+                                           for s in stamps]
+    assert all(c.url == ORIG and c.source == "timemap" for c in caps)
+    assert caps[0].uri_m == f"{b}/web/20200101000000/{ORIG}"  # the memento URI as listed
+    assert caps[0].content == b"<p>first capture</p>" and caps[0].redirects == ()
+    assert caps[1].content == b"<p>after the JS redirect</p>"
+    assert caps[1].redirects == (f"{b}/web/20200201000000id_/{ORIG}", f"{b}/web/20200202000000id_/{ORIG}new")
+    assert caps[2].content == b"<p>after meta refresh and HTTP redirect</p>"
+    assert len(caps[2].redirects) == 3 and caps[2].redirects[1] == f"{b}/web/20200301000000id_/{ORIG}moved"
+    assert caps[3].content is None and caps[3].error == "http_404" and caps[3].status == 404
+    assert caps[4].content is None and caps[4].error == "timeout"
+    assert caps[5].content is None and caps[5].error == "too_many_redirects"
+    assert uri_t["example,site)/"] == f"{b}/timemap/t1"
+    # every memento was fetched raw, never as a replay with a banner
+    assert all("id_/" in p for p in archive.requests)
+
+
+async def test_timemap_file_and_errors(archive: Archive, tmp_path: Path) -> None:
+    b = archive.base
+    archive.pages = {f"20200101000000/{ORIG}": archive.html("<p>one</p>")}
+    tm = tmp_path / "tm.txt"
+    tm.write_text(_link_timemap(b, ["20200101000000"]))
+    assert detect_input(str(tm)) == "timemap"
+    hs, uri_t = await _scan([str(tm)])
+    assert hs["example,site)/"][0].content == b"<p>one</p>"
+    assert uri_t["example,site)/"] == f"{b}/timemap/t1"  # the TimeMap's own "self" URI
+    gz = tmp_path / "tm.gz"
+    gz.write_bytes(gzip.compress(tm.read_bytes()))
+    hs_gz, _ = await _scan([str(gz)])
+    assert hs_gz["example,site)/"][0].content == b"<p>one</p>"
+    with pytest.raises(InputError) as err:  # up front, before any history is produced
+        await asyncio.to_thread(iter_histories, [str(tm), f"{b}/timemap/missing"], CFG)
+    assert err.value.reason == "timemap_http"
+    empty = tmp_path / "empty.link"
+    empty.write_text(f"<{ORIG}>; rel=\"original\"\n")
+    with pytest.raises(InputError, match="no mementos"):
+        await _scan([str(empty)])
+
+
+async def test_shared_5mementos_link_served(archive: Archive, shared_data: Path, tmp_path: Path) -> None:
+    """The ipwb sample TimeMap names localhost:2016: rewritten to our server."""
+    text = (shared_data / "warc" / "5mementos.link").read_text().replace("http://localhost:2016", archive.base)
+    archive.timemaps["memento.us"] = text
+    for stamp in ("20130202100000", "20140114100000", "20140115101500", "20161231110000", "20161231110001"):
+        archive.pages[f"{stamp}/memento.us/"] = archive.html(f"<html><body>Memento {stamp}</body></html>")
+    hs, _ = await _scan([f"{archive.base}/timemap/memento.us"])
+    caps = hs["us,memento)/"]
+    assert len(caps) == 5
+    assert all(c.url == "http://memento.us/" for c in caps)
+    assert caps[0].content == b"<html><body>Memento 20130202100000</body></html>"
+    assert caps[-1].timestamp == datetime(2016, 12, 31, 11, 0, 1, tzinfo=UTC)
+    assert all("id_/" in p for p in archive.requests)
+    # the CDXJ form of the same TimeMap parses to the same mementos
+    cdxj = parse_timemap((shared_data / "warc" / "5mementos.cdxj").read_text(), "x")
+    link = parse_timemap((shared_data / "warc" / "5mementos.link").read_text(), "x")
+    assert [m.uri_m for m in cdxj.mementos] == [m.uri_m for m in link.mementos]
+    assert cdxj.original == link.original == "http://memento.us/"
+
+
+def test_link_format_parsing_and_redirect_detection() -> None:
+    links = parse_link_format('<http://a/>; rel="original", <http://b/x,y>; rel="memento"; '
+                              'datetime="Sat, 02 Feb 2013 10:00:00 GMT",<http://c/>;rel=memento')
+    assert [u for u, _ in links] == ["http://a/", "http://b/x,y", "http://c/"]
+    assert links[1][1]["datetime"] == "Sat, 02 Feb 2013 10:00:00 GMT"
+    assert raw_uri_m("http://w.example/web/20200101000000/http://x/") == "http://w.example/web/20200101000000id_/http://x/"
+    assert raw_uri_m("http://w.example/1068/20200101000000im_/http://x/") == \
+        "http://w.example/1068/20200101000000id_/http://x/"
+    assert raw_uri_m("http://x.example/page") == "http://x.example/page"
+    assert html_redirect(b'<script>document.location.href = "http://t/";</script>') == "http://t/"
+    ia = (b'<p class="impatient"><a href="https://web.archive.org/web/20120103014326/http://x.org/">Impatient?</a>'
+          b'</p><script>function go() { document.location.href = '
+          b'"https:\\/\\/web.archive.org\\/web\\/20120103014326\\/http:\\/\\/x.org\\/"; }</script>')
+    assert html_redirect(ia) == "https://web.archive.org/web/20120103014326/http://x.org/"
+    assert html_redirect(b"<meta http-equiv='refresh' content='5;url=/next'>") == "/next"
+    assert html_redirect(b'<meta http-equiv="refresh" content="300">') is None  # a reload, not a redirect
+    assert html_redirect(b'<meta http-equiv="refresh" content="900; url=/?reload=1">') is None
+    long_page = b"<html><body>" + b"<p>real article text</p>" * 200 + \
+        b'<script>if (x) window.location.replace("/login");</script></body></html>'
+    assert html_redirect(long_page) is None  # a real page with a script is not a redirect page
+
+
+def test_unreachable_timemap_is_an_input_error() -> None:
+    from tests.conftest import free_port
+
+    with pytest.raises(InputError) as err:
+        iter_histories([f"http://127.0.0.1:{free_port()}/timemap/link/http://x.example/"], CFG)
+    assert err.value.reason == "timemap_unreachable"

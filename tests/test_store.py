@@ -1,0 +1,417 @@
+"""Baseline stores and their codec, against a real SQLite file."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import sqlite3
+import threading
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from watcher.config import StoreConfig
+from watcher.errors import ConfigError, StoreError
+from watcher.model import Fingerprint, MeasureResult, TopicStatus, Verdict, verdict_id
+from watcher.store import (
+    BaselineStore,
+    MemoryStore,
+    SQLiteStore,
+    StoredBaseline,
+    decode_fingerprint,
+    decode_verdict,
+    encode_fingerprint,
+    encode_verdict,
+    open_store,
+    reduce_fingerprint,
+)
+from watcher.store.codec import MAX_STORED_TERMS
+from watcher.store.sqlite import SCHEMA_VERSION
+
+T0 = datetime(2008, 4, 30, 20, 48, 25, tzinfo=UTC)
+
+
+def make_fp(**over: object) -> Fingerprint:
+    tokens = tuple(["the", "quick", "brown", "fox", "jumps", "over", "the", "lazy", "dog", "again", "and", "again"])
+    fp = Fingerprint(
+        kind="html",
+        digest="sha1:ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",
+        byte_count=5321,
+        word_count=len(tokens),
+        language="en",
+        title="Human rights — a title with ünïcode",
+        headings=("Heading one", "Heading two"),
+        term_freqs={t: tokens.count(t) for t in set(tokens)},
+        shingle_count=9,
+        minhash=bytes(range(256)) * 2,
+        simhash_raw=(1 << 64) - 12345,
+        simhash_tf=987654321,
+        dois=frozenset({"10.1000/xyz123", "10.1234/abc"}),
+        citation={"citation_title": ("A title",), "citation_author": ("Doe, J.", "Roe, R.")},
+        page_kind="article",
+        page_kind_evidence="og:type",
+        shingles=frozenset({0, 1, (1 << 64) - 1, 1 << 63, 42}),
+        tokens=tokens,
+        text=" ".join(tokens),
+        stemmed=False,
+        boilerplate_removed=True,
+        error=None,
+    )
+    return dataclasses.replace(fp, **over)  # type: ignore[arg-type]
+
+
+def make_verdict(
+    history: str = "org,example)/",
+    at: datetime = T0,
+    status: TopicStatus = "on-topic",
+    digest: str | None = "sha1:AAAA",
+) -> Verdict:
+    return Verdict(
+        verdict_id=verdict_id(history, at, digest),
+        history=history,
+        url="http://example.org/",
+        capture_time=at,
+        uri_m=f"https://wayback.archive-it.org/1068/{at:%Y%m%d%H%M%S}/http://example.org/",
+        digest=digest,
+        baseline_time=T0,
+        baseline_uri_m=None,
+        measures={
+            "cosine": MeasureResult("cosine", 0.05 if status == "off-topic" else 0.8, status, 0.12),
+            "wordcount": MeasureResult("wordcount", None, "n/a", None),
+        },
+        status=status,
+        change="off-topic" if status == "off-topic" else "unchanged",
+        reason="cosine below threshold" if status == "off-topic" else "",
+        page_kind="article",
+        language="en",
+        byte_count=100,
+        word_count=20,
+        title="t",
+        seed="http://example.org/",
+        job="job1",
+        label=1,
+    )
+
+
+# -- codec ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("keep_text", [False, True])
+@pytest.mark.parametrize("keep_shingles", [False, True])
+def test_fingerprint_round_trip_equals_reduced_form(keep_text: bool, keep_shingles: bool) -> None:
+    fp = make_fp()
+    blob = encode_fingerprint(fp, keep_text=keep_text, keep_shingles=keep_shingles)
+    assert blob[0] == 1
+    back = decode_fingerprint(blob)
+    assert back == reduce_fingerprint(fp, keep_text=keep_text, keep_shingles=keep_shingles)
+    assert (back.text is not None) is keep_text
+    assert (back.tokens is not None) is keep_text
+    assert (back.shingles is not None) is keep_shingles
+    assert isinstance(back.dois, frozenset)
+    assert isinstance(back.headings, tuple)
+    assert back.citation["citation_author"] == ("Doe, J.", "Roe, R.")
+    if keep_shingles:
+        assert back.shingles == fp.shingles
+
+
+def test_sketch_form_is_smaller_and_keeps_sketches() -> None:
+    words = [f"w{i % 3000}" for i in range(20_000)]
+    fp = make_fp(tokens=tuple(words), text=" ".join(words), shingles=frozenset(range(0, 1 << 40, (1 << 40) // 20_000)))
+    full = encode_fingerprint(fp, keep_text=True, keep_shingles=True)
+    sketch = encode_fingerprint(fp, keep_text=False, keep_shingles=False)
+    assert len(sketch) * 5 < len(full)
+    back = decode_fingerprint(sketch)
+    assert back.minhash == fp.minhash and back.simhash_raw == fp.simhash_raw
+
+
+def test_negative_and_huge_shingles_round_trip() -> None:
+    for shingles in (frozenset({-5, 3, -(1 << 63)}), frozenset({1 << 70, -1}), frozenset()):
+        fp = make_fp(shingles=shingles)
+        assert decode_fingerprint(encode_fingerprint(fp, keep_text=False, keep_shingles=True)).shingles == shingles
+
+
+def test_term_freqs_capped_to_most_frequent() -> None:
+    tf = {f"t{i:05d}": i + 1 for i in range(MAX_STORED_TERMS + 500)}
+    back = decode_fingerprint(encode_fingerprint(make_fp(term_freqs=tf), keep_text=False, keep_shingles=False))
+    assert len(back.term_freqs) == MAX_STORED_TERMS
+    assert min(back.term_freqs.values()) == 501  # the 500 rarest were dropped
+    small = decode_fingerprint(
+        encode_fingerprint(make_fp(term_freqs=tf), keep_text=False, keep_shingles=False, max_terms=100)
+    )
+    assert set(small.term_freqs) == {f"t{i:05d}" for i in range(MAX_STORED_TERMS + 400, MAX_STORED_TERMS + 500)}
+    assert (
+        decode_fingerprint(
+            encode_fingerprint(make_fp(term_freqs=tf), keep_text=False, keep_shingles=False, max_terms=0)
+        ).term_freqs
+        == tf
+    )
+
+
+def test_store_config_max_terms_is_applied(tmp_path: Path) -> None:
+    tf = {f"t{i}": i + 1 for i in range(50)}
+    for backend in ("sqlite", "memory"):
+        s = open_store(StoreConfig(backend=backend, path=str(tmp_path / "m.db"), max_terms=10))
+        try:
+            s.set_baseline(StoredBaseline("h", T0, None, make_fp(term_freqs=tf)))
+            got = s.get_baseline("h")
+            assert got is not None and len(got.fingerprint.term_freqs) == 10
+        finally:
+            s.close()
+
+
+def test_empty_fingerprint_round_trip() -> None:
+    fp = Fingerprint(
+        kind="empty", digest="sha1:X", byte_count=0, word_count=0, language=None, title="", headings=(),
+        term_freqs={}, shingle_count=0, minhash=b"", simhash_raw=0, simhash_tf=0, dois=frozenset(),
+        citation={}, page_kind=None,
+    )  # fmt: skip
+    assert decode_fingerprint(encode_fingerprint(fp, keep_text=True, keep_shingles=True)) == fp
+
+
+def test_decode_rejects_unknown_version_and_garbage() -> None:
+    blob = encode_fingerprint(make_fp(), keep_text=False, keep_shingles=False)
+    with pytest.raises(StoreError) as e:
+        decode_fingerprint(bytes([99]) + blob[1:])
+    assert e.value.reason == "store_codec"
+    with pytest.raises(StoreError):
+        decode_fingerprint(blob[:20])
+    with pytest.raises(StoreError):
+        decode_verdict("{not json")
+
+
+def test_verdict_round_trip_and_strict_json() -> None:
+    v = make_verdict(status="off-topic")
+    text = encode_verdict(v)
+    assert '"capture_time":"2008-04-30T20:48:25Z"' in text
+    assert decode_verdict(text) == v
+    nan = dataclasses.replace(v, measures={"x": MeasureResult("x", float("nan"), "error", float("inf"))})
+    text = encode_verdict(nan)
+    assert "NaN" not in text.replace('"nan"', "")  # strict JSON: no bare NaN token
+    back = decode_verdict(text).measures["x"]
+    assert back.score is not None and back.score != back.score and back.threshold == float("inf")
+    naive = dataclasses.replace(v, capture_time=T0.replace(tzinfo=None))
+    assert decode_verdict(encode_verdict(naive)).capture_time == T0
+
+
+# -- both backends ----------------------------------------------------------
+
+
+@pytest.fixture(params=["sqlite", "memory"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> BaselineStore:
+    s = open_store(StoreConfig(backend=request.param, path=str(tmp_path / "sub" / "d.db"), history_limit=5))
+    request.addfinalizer(s.close)
+    return s
+
+
+def test_open_store_backends(store: BaselineStore, tmp_path: Path) -> None:
+    assert isinstance(store, SQLiteStore | MemoryStore)
+    if isinstance(store, SQLiteStore):
+        assert (tmp_path / "sub" / "d.db").exists()
+
+
+def test_baseline_round_trip(store: BaselineStore) -> None:
+    assert store.get_baseline("h") is None
+    fp = make_fp()
+    store.set_baseline(StoredBaseline("h", T0, "urim", fp))
+    got = store.get_baseline("h")
+    assert got is not None
+    assert got.capture_time == T0 and got.uri_m == "urim"
+    assert got.fingerprint == reduce_fingerprint(fp, keep_text=False, keep_shingles=False)
+    store.set_baseline(StoredBaseline("h", T0 + timedelta(days=1), None, make_fp(title="new")))
+    got2 = store.get_baseline("h")
+    assert got2 is not None and got2.fingerprint.title == "new" and got2.uri_m is None
+
+
+def test_put_verdict_is_idempotent(store: BaselineStore) -> None:
+    v = make_verdict()
+    assert not store.has_verdict(v.verdict_id)
+    assert store.put_verdict(v, ["alpha", "beta", "beta"]) is True
+    assert store.document_frequencies("org,example)/", ["alpha", "beta", "gamma"]) == (1, {"alpha": 1, "beta": 1})
+    assert store.put_verdict(v, ["alpha", "gamma"]) is False
+    assert store.document_frequencies("org,example)/", ["alpha", "beta", "gamma"]) == (1, {"alpha": 1, "beta": 1})
+    assert store.has_verdict(v.verdict_id)
+    assert store.get_verdict(v.verdict_id) == v
+    assert store.get_verdict("nope") is None
+    v2 = make_verdict(at=T0 + timedelta(days=1))
+    assert store.put_verdict(v2, ["alpha", "gamma"])
+    n, df = store.document_frequencies("org,example)/", ["alpha", "beta", "gamma"])
+    assert (n, dict(df)) == (2, {"alpha": 2, "beta": 1, "gamma": 1})
+    assert store.document_frequencies("other", ["alpha"]) == (0, {})
+
+
+def test_recent_verdicts_newest_first(store: BaselineStore) -> None:
+    days = [3, 0, 4, 1, 2]
+    for d in days:
+        store.put_verdict(make_verdict(at=T0 + timedelta(days=d)))
+    store.put_verdict(make_verdict(history="other", at=T0 + timedelta(days=10)))
+    got = store.recent_verdicts("org,example)/", 3)
+    assert [v.capture_time for v in got] == [T0 + timedelta(days=d) for d in (4, 3, 2)]
+    assert len(store.recent_verdicts("org,example)/", 100)) == 5
+    assert store.recent_verdicts("org,example)/", 0) == []
+
+
+def test_history_limit_prunes_oldest(store: BaselineStore) -> None:
+    vs = [make_verdict(at=T0 + timedelta(days=d)) for d in range(8)]
+    for v in reversed(vs):  # arrive newest first: pruning must still drop the oldest
+        store.put_verdict(v, ["t"])
+    kept = store.recent_verdicts("org,example)/", 100)
+    assert [v.capture_time for v in kept] == [T0 + timedelta(days=d) for d in range(7, 2, -1)]
+    assert not store.has_verdict(vs[0].verdict_id) and store.has_verdict(vs[3].verdict_id)
+    assert store.document_frequencies("org,example)/", ["t"]) == (8, {"t": 8})  # df counts every document seen
+    assert store.put_verdict(vs[0], ["t"]) is False  # a pruned capture re-delivered still counts once
+    assert store.document_frequencies("org,example)/", ["t"]) == (8, {"t": 8})
+    assert len(store.recent_verdicts("org,example)/", 100)) == 5
+
+
+def test_off_topic_gauge_tracks_newest_verdict(store: BaselineStore) -> None:
+    assert store.histories_off_topic() == 0
+    store.put_verdict(make_verdict("a", T0, "on-topic"))
+    store.put_verdict(make_verdict("a", T0 + timedelta(days=2), "off-topic"))
+    store.put_verdict(make_verdict("b", T0, "off-topic"))
+    assert store.histories_off_topic() == 2
+    store.put_verdict(make_verdict("a", T0 + timedelta(days=1), "on-topic"))  # older, arrives late
+    assert store.histories_off_topic() == 2
+    store.put_verdict(make_verdict("b", T0 + timedelta(days=1), "on-topic"))
+    assert store.histories_off_topic() == 1
+    store.put_verdict(make_verdict("b", T0 + timedelta(days=1), "on-topic"))  # duplicate: no change
+    assert store.histories_off_topic() == 1
+
+
+def test_closed_store_refuses(store: BaselineStore) -> None:
+    store.close()
+    with pytest.raises(StoreError) as e:
+        store.has_verdict("x")
+    assert e.value.reason == "store_closed"
+    store.close()  # idempotent
+
+
+async def test_usable_from_asyncio_to_thread(store: BaselineStore) -> None:
+    vs = [make_verdict(at=T0 + timedelta(hours=i)) for i in range(20)]
+    results = await asyncio.gather(*(asyncio.to_thread(store.put_verdict, v, ["x"]) for v in vs + vs))
+    assert sum(results) == 20
+    assert store.document_frequencies("org,example)/", ["x"])[1]["x"] == 20
+
+
+# -- SQLite specifics -------------------------------------------------------
+
+
+def test_sqlite_wal_schema_and_reopen(tmp_path: Path) -> None:
+    db = tmp_path / "w.db"
+    s = SQLiteStore(db)
+    v = make_verdict(status="off-topic")
+    s.put_verdict(v, ["alpha"])
+    s.set_baseline(StoredBaseline("org,example)/", T0, None, make_fp()))
+    assert Path(str(db) + "-wal").exists()
+    # another connection (another process would do the same) sees committed data and WAL mode
+    with sqlite3.connect(db) as raw:
+        assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert raw.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+        assert raw.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0] == 1
+        tables = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"meta", "baselines", "verdicts", "doc_freq", "doc_count", "latest"} <= tables
+    s.close()
+    s2 = SQLiteStore(db)
+    try:
+        assert s2.schema_version == SCHEMA_VERSION
+        assert s2.get_verdict(v.verdict_id) == v
+        assert s2.put_verdict(v, ["alpha"]) is False
+        assert s2.document_frequencies("org,example)/", ["alpha"]) == (1, {"alpha": 1})
+        assert s2.histories_off_topic() == 1
+        b = s2.get_baseline("org,example)/")
+        assert b is not None and b.fingerprint.minhash == make_fp().minhash
+    finally:
+        s2.close()
+
+
+def test_sqlite_refuses_newer_schema(tmp_path: Path) -> None:
+    db = tmp_path / "n.db"
+    SQLiteStore(db).close()
+    with sqlite3.connect(db) as raw:
+        raw.execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'")
+    with pytest.raises(StoreError) as e:
+        SQLiteStore(db)
+    assert e.value.reason == "store_schema"
+
+
+def test_sqlite_concurrent_writers(tmp_path: Path) -> None:
+    db = tmp_path / "c.db"
+    store = SQLiteStore(db, history_limit=10_000)
+    other = SQLiteStore(db, history_limit=10_000)  # a second connection on the same file, like a second process
+    errors: list[BaseException] = []
+
+    def writer(s: SQLiteStore, offset: int) -> None:
+        try:
+            for i in range(150):
+                at = T0 + timedelta(minutes=i)
+                # both threads write the same 150 captures of history "shared" (duplicates)
+                s.put_verdict(make_verdict("shared", at), ["common", f"w{i % 7}"])
+                s.put_verdict(make_verdict(f"own{offset}", at, "off-topic" if i % 2 else "on-topic"), ["x"])
+        except BaseException as exc:  # surfaced by the assertion below
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=writer, args=(store, 0)),
+        threading.Thread(target=writer, args=(store, 1)),
+        threading.Thread(target=writer, args=(other, 2)),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert store.verdict_count("shared") == 150
+    assert store.document_frequencies("shared", ["common"]) == (150, {"common": 150})
+    for k in range(3):
+        assert store.verdict_count(f"own{k}") == 150
+        assert store.document_frequencies(f"own{k}", ["x"]) == (150, {"x": 150})
+    assert store.histories_off_topic() == 3  # i = 149 is odd: newest verdicts are off-topic
+    store.close()
+    other.close()
+    with sqlite3.connect(db) as raw:
+        assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_sqlite_many_terms_lookup(tmp_path: Path) -> None:
+    with SQLiteStore(tmp_path / "t.db") as s:
+        terms = [f"term{i}" for i in range(3000)]
+        s.put_verdict(make_verdict(), terms)
+        n, df = s.document_frequencies("org,example)/", [*terms, "absent"])
+        assert n == 1 and len(df) == 3000 and "absent" not in df
+
+
+def test_unknown_backend_is_config_error() -> None:
+    cfg = StoreConfig.model_construct(backend="redis", path="x", keep_text=False, keep_shingles=False, history_limit=1)
+    with pytest.raises(ConfigError):
+        open_store(cfg)
+
+
+# -- real fingerprints ------------------------------------------------------
+
+
+@pytest.mark.shared
+def test_real_engine_fingerprints_round_trip(gold_dir: Path, tmp_path: Path) -> None:
+    """Fingerprints the engine makes of real gold pages survive the SQLite store exactly
+    (in reduced form), and the sketch form stays small."""
+    engine_mod = pytest.importorskip("watcher.engine")
+    from watcher.config import EngineConfig
+    from watcher.model import Capture
+
+    engine = engine_mod.Engine(EngineConfig())
+    pages = sorted((gold_dir / "html").glob("*/*.html"))[:12]
+    assert pages
+    sizes: list[int] = []
+    with SQLiteStore(tmp_path / "real.db", keep_shingles=True) as s:
+        for i, page in enumerate(pages):
+            cap = Capture(
+                url=f"http://example.org/{i}", timestamp=T0, content=page.read_bytes(), content_type="text/html"
+            )
+            fp = engine.fingerprint(cap)
+            blob = encode_fingerprint(fp, keep_text=False, keep_shingles=False)
+            sizes.append(len(blob))
+            assert decode_fingerprint(blob) == reduce_fingerprint(fp, keep_text=False, keep_shingles=False)
+            s.set_baseline(StoredBaseline(f"h{i}", T0, None, fp))
+            got = s.get_baseline(f"h{i}")
+            assert got is not None
+            assert got.fingerprint == reduce_fingerprint(fp, keep_text=False, keep_shingles=True)
+    assert sum(sizes) / len(sizes) < 40_000

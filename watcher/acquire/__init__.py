@@ -1,0 +1,39 @@
+"""Acquiring captured bytes: inline, WARC (file or HTTP Range), raw replay, live, rendered.
+
+Public API::
+
+    Acquirer(cfg, on_fetch=None): await get(event) -> Capture; await close()
+    needs_content(event, baseline_digest) -> bool
+    AddressPolicy(allow_cidrs), GuardedResolver     (SSRF guard)
+    HttpFetcher, FetchResult                        (guarded HTTP client)
+    RenderPool(render_cfg, allow, fetch=None): await render(url) -> (html_bytes, seconds)
+    wants_render(event, capture, text_word_count, script_count, cfg), count_scripts(html)
+    rendered_capture(capture, html) -> Capture      (rendered DOM, same digest -> same verdict id)
+    raw_replay_uri(uri), build_replay_uri(base, timestamp, url)
+"""
+
+from __future__ import annotations
+
+from .acquirer import FETCH_SOURCES, Acquirer, FetchCallback, needs_content
+from .http import FetchResult, HttpFetcher
+from .netguard import AddressPolicy, GuardedResolver, address_category
+from .render import RenderPool, count_scripts, rendered_capture, wants_render
+from .replay import build_replay_uri, raw_replay_uri
+
+__all__ = [
+    "FETCH_SOURCES",
+    "Acquirer",
+    "AddressPolicy",
+    "FetchCallback",
+    "FetchResult",
+    "GuardedResolver",
+    "HttpFetcher",
+    "RenderPool",
+    "address_category",
+    "build_replay_uri",
+    "count_scripts",
+    "needs_content",
+    "raw_replay_uri",
+    "rendered_capture",
+    "wants_render",
+]

@@ -1,0 +1,247 @@
+"""Getting the captured bytes for a capture event (:class:`Acquirer`).
+
+Sources, tried in order: the event's inline content, then
+``acquire.order`` (default: the WARC record named by the event, from
+``acquire.warc_dirs`` or over HTTP from ``acquire.warc_http_base``; the raw
+replay of the capture; a live fetch of the URL).  The first source that
+yields a payload wins; failures fall through to the next source and the last
+failure is raised when none succeeds.
+
+Trust: ``warc_http_base`` and ``replay_base`` are operator configuration and
+fetched without the SSRF guard; everything taken from an event (its URL, its
+replay URI unless it points at the configured replay host) is fetched only
+through the guard.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from ..canonical import url_key
+from ..config import Config
+from ..errors import AcquireError
+from ..events.model import CaptureEvent, normalise_digest
+from ..model import Capture, payload_digest
+from .http import FetchResult, HttpFetcher
+from .netguard import AddressPolicy
+from .replay import build_replay_uri, raw_replay_uri
+from .warc import RecordExtent, WarcPayload, find_warc, parse_record, read_record_bytes, safe_warc_name
+
+log = logging.getLogger(__name__)
+
+# on_fetch(source, seconds): one call per attempted fetch, success or failure.
+FetchCallback = Callable[[str, float], None]
+FETCH_SOURCES = ("warc", "warc_http", "replay", "live")
+_OK_ARCHIVE_STATUSES = range(200, 400)
+
+
+def needs_content(event: CaptureEvent, baseline_digest: str | None) -> bool:
+    """False when the event's payload digest equals the baseline's: nothing to fetch.
+
+    An identical payload digest means an identical payload, hence no drift;
+    fetching and parsing it again would only cost time.
+    """
+    if event.digest is None or baseline_digest is None:
+        return True
+    return event.digest != normalise_digest(baseline_digest)
+
+
+class Acquirer:
+    """Obtains a :class:`~watcher.model.Capture` with content for a :class:`CaptureEvent`."""
+
+    def __init__(self, cfg: Config, *, on_fetch: FetchCallback | None = None) -> None:
+        self.cfg = cfg
+        self.acfg = cfg.acquire
+        self.on_fetch = on_fetch
+        self.policy = AddressPolicy(self.acfg.allow_addresses)
+        live = self.acfg.live
+        # Event URLs: guarded, polite (per-host delay).
+        self.live_fetcher = HttpFetcher(live, self.policy)
+        # Configured archive endpoints (replay, WARC server): trusted, no delay.
+        self.archive_fetcher = HttpFetcher(live, None, per_host_delay_s=0.0)
+        self._replay_host = _host(self.acfg.replay_base) if self.acfg.replay_base else None
+
+    async def __aenter__(self) -> Acquirer:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self.live_fetcher.close()
+        await self.archive_fetcher.close()
+
+    def needs_content(self, event: CaptureEvent, baseline_digest: str | None) -> bool:
+        return needs_content(event, baseline_digest)
+
+    def _timed(self, source: str, started: float) -> None:
+        if self.on_fetch is not None:
+            self.on_fetch(source, time.perf_counter() - started)
+
+    async def get(self, event: CaptureEvent) -> Capture:
+        """The capture with its payload; raises :class:`AcquireError` (last failure) if no source works."""
+        if event.content is not None:
+            return event.to_capture(event.content, source="inline")
+        errors: list[AcquireError] = []
+        tried = False
+        for source in self.acfg.order:
+            attempt = self._attempt(source, event)
+            if attempt is None:
+                continue
+            tried = True
+            try:
+                return await attempt
+            except AcquireError as exc:
+                log.info("acquire %s via %s failed (%s): %s", event.url[:200], source, exc.reason, exc)
+                errors.append(exc)
+        if not tried:
+            raise AcquireError(
+                f"no source for {event.url[:200]}: no inline content, WARC, replay or live fetch configured",
+                reason="no_source",
+            )
+        last = errors[-1]
+        summary = "; ".join(f"{e.reason}: {e}" for e in errors)
+        raise type(last)(f"could not acquire {event.url[:200]}: {summary}", reason=last.reason) from last
+
+    def _attempt(self, source: str, event: CaptureEvent) -> Coroutine[Any, Any, Capture] | None:
+        """The coroutine fetching ``event`` from ``source``, or None if the source does not apply."""
+        if source == "warc":
+            if event.warc_filename is None or event.warc_offset is None:
+                return None
+            if self.acfg.warc_dirs:
+                return self._from_warc_file(event)
+            if self.acfg.warc_http_base:
+                return self._from_warc_http(event)
+            return None
+        if source == "replay":
+            if event.replay_uri or self.acfg.replay_base:
+                return self._from_replay(event)
+            return None
+        if source == "live":
+            return self._from_live(event)
+        raise AcquireError(f"unknown acquire source {source!r}", reason="config")
+
+    # -- WARC ---------------------------------------------------------------
+
+    async def _from_warc_file(self, event: CaptureEvent) -> Capture:
+        assert event.warc_filename is not None and event.warc_offset is not None
+        started = time.perf_counter()
+        try:
+            try:
+                path = find_warc(event.warc_filename, self.acfg.warc_dirs)
+            except AcquireError:
+                if self.acfg.warc_http_base:
+                    return await self._from_warc_http(event)
+                raise
+            data = await asyncio.to_thread(
+                read_record_bytes, path, event.warc_offset, event.warc_length, self.acfg.warc_max_bytes
+            )
+            record = await asyncio.to_thread(parse_record, data, self.acfg.live.max_bytes)
+        finally:
+            self._timed("warc", started)
+        return self._warc_capture(event, record, "warc")
+
+    async def _from_warc_http(self, event: CaptureEvent) -> Capture:
+        assert event.warc_filename is not None and event.warc_offset is not None
+        base = self.acfg.warc_http_base
+        assert base is not None
+        name = safe_warc_name(event.warc_filename)
+        url = f"{base.rstrip('/')}/{quote(name)}"
+        start = event.warc_offset
+        end = f"{start + event.warc_length - 1}" if event.warc_length else ""
+        tracker = RecordExtent()
+        started = time.perf_counter()
+        try:
+            result = await self.archive_fetcher.fetch(
+                url,
+                headers={"Range": f"bytes={start}-{end}", "Accept-Encoding": "identity"},
+                max_bytes=self.acfg.warc_max_bytes,
+                extent=None if event.warc_length else tracker.feed,
+            )
+            if result.status == 404:
+                raise AcquireError(f"WARC {name} not found at {base}", reason="warc_missing")
+            if result.status != 206 and not (result.status == 200 and start == 0):
+                raise AcquireError(
+                    f"WARC server answered {result.status} to a Range request for {name}", reason="http_status"
+                )
+            record = await asyncio.to_thread(parse_record, result.body, self.acfg.live.max_bytes)
+        finally:
+            self._timed("warc_http", started)
+        return self._warc_capture(event, record, "warc_http")
+
+    def _warc_capture(self, event: CaptureEvent, record: WarcPayload, source: str) -> Capture:
+        if record.target_uri and url_key(record.target_uri) != url_key(event.url):
+            raise AcquireError(
+                f"WARC record at {event.warc_filename}:{event.warc_offset} is for {record.target_uri[:200]},"
+                f" not {event.url[:200]}",
+                reason="warc_mismatch",
+            )
+        return event.to_capture(
+            record.payload,
+            record.content_type,
+            record.status,
+            record.headers,
+            source=source,
+            digest=event.digest or record.payload_digest or payload_digest(record.payload),
+        )
+
+    # -- replay -------------------------------------------------------------
+
+    async def _from_replay(self, event: CaptureEvent) -> Capture:
+        if event.replay_uri:
+            uri = raw_replay_uri(event.replay_uri)
+            trusted = self._replay_host is not None and _host(uri) == self._replay_host
+        else:
+            assert self.acfg.replay_base is not None
+            uri = build_replay_uri(self.acfg.replay_base, event.timestamp, event.url)
+            trusted = True
+        fetcher = self.archive_fetcher if trusted else self.live_fetcher
+        started = time.perf_counter()
+        try:
+            result = await fetcher.fetch(uri)
+        finally:
+            self._timed("replay", started)
+        if result.status not in _OK_ARCHIVE_STATUSES:
+            raise AcquireError(f"replay {uri[:200]} answered {result.status}", reason="http_status")
+        return self._http_capture(event, result, "replay", digest=event.digest, uri_m=uri)
+
+    # -- live ---------------------------------------------------------------
+
+    async def _from_live(self, event: CaptureEvent) -> Capture:
+        """Fetch the URL now.  Client and server errors below 500 are returned
+        as captures (a landing page turning 404 is drift worth reporting);
+        5xx and 429 are transient and raised as ``http_status``."""
+        started = time.perf_counter()
+        try:
+            result = await self.live_fetcher.fetch(event.url)
+        finally:
+            self._timed("live", started)
+        if result.status >= 500 or result.status == 429:
+            raise AcquireError(f"live fetch of {event.url[:200]} answered {result.status}", reason="http_status")
+        return self._http_capture(event, result, "live", digest=payload_digest(result.body))
+
+    def _http_capture(
+        self, event: CaptureEvent, result: FetchResult, source: str, *, digest: str | None, uri_m: str | None = None
+    ) -> Capture:
+        return event.to_capture(
+            result.body,
+            result.content_type,
+            result.status,
+            result.headers,
+            source=source,
+            digest=digest or payload_digest(result.body),
+            redirects=result.redirects,
+            uri_m=uri_m,
+        )
+
+
+def _host(url: str) -> str | None:
+    try:
+        return (urlsplit(url).hostname or "").lower() or None
+    except ValueError:
+        return None

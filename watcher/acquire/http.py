@@ -1,0 +1,282 @@
+"""One HTTP client for every fetch driftline makes (live pages, replay, WARC ranges).
+
+Why hand-rolled redirects: aiohttp's automatic redirects would connect to
+each new location before driftline could check it; here every hop passes
+:meth:`AddressPolicy.check_url` and the guarded resolver.  Bodies are
+streamed and abandoned as soon as they exceed the size cap, so a hostile
+"infinite" response costs at most ``max_bytes``.  Politeness: a semaphore
+and a minimum delay between request starts per host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from urllib.parse import urljoin, urlsplit
+
+import aiohttp
+from aiohttp.abc import AbstractResolver
+
+from ..config import LiveFetchConfig
+from ..errors import AcquireError, BlockedAddressError, TooLargeError
+from .netguard import AddressPolicy, GuardedResolver
+
+log = logging.getLogger(__name__)
+
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+_CHUNK = 64 * 1024
+# Called with each new chunk; returns the number of bytes wanted once known
+# (reading stops there), None while unknown.
+ExtentFn = Callable[[bytes], int | None]
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    """A final (non-redirect) response.  ``redirects`` are the URLs hopped through."""
+
+    url: str
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+    redirects: tuple[str, ...] = ()
+    seconds: float = 0.0
+
+    @property
+    def content_type(self) -> str | None:
+        return self.headers.get("Content-Type")
+
+
+@dataclass
+class _HostSlot:
+    sem: asyncio.Semaphore
+    next_start: float = 0.0
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+class HostThrottle:
+    """Per-host concurrency limit plus a minimum delay between request starts."""
+
+    MAX_HOSTS = 10_000
+
+    def __init__(self, concurrency: int, delay_s: float) -> None:
+        self.concurrency = max(1, concurrency)
+        self.delay_s = max(0.0, delay_s)
+        self._slots: dict[str, _HostSlot] = {}
+
+    def _slot(self, host: str) -> _HostSlot:
+        slot = self._slots.get(host)
+        if slot is None:
+            if len(self._slots) >= self.MAX_HOSTS:
+                self._prune()
+            slot = self._slots[host] = _HostSlot(asyncio.Semaphore(self.concurrency))
+        return slot
+
+    def _prune(self) -> None:
+        now = time.monotonic()
+        for host, slot in list(self._slots.items()):
+            if not slot.sem.locked() and slot.next_start <= now:
+                del self._slots[host]
+
+    @asynccontextmanager
+    async def slot(self, host: str) -> AsyncIterator[None]:
+        slot = self._slot(host)
+        async with slot.sem:
+            if self.delay_s:
+                async with slot.lock:
+                    wait = slot.next_start - time.monotonic()
+                    if wait > 0:
+                        await asyncio.sleep(wait)
+                    slot.next_start = time.monotonic() + self.delay_s
+            yield
+
+
+class HttpFetcher:
+    """Fetches URLs with a size cap, manual redirects and (optionally) the SSRF guard.
+
+    ``policy=None`` makes an *unguarded* fetcher, for endpoints the operator
+    configured (replay and WARC servers); event-supplied URLs always go
+    through a guarded one.
+    """
+
+    def __init__(
+        self,
+        cfg: LiveFetchConfig,
+        policy: AddressPolicy | None,
+        *,
+        per_host_delay_s: float | None = None,
+        resolver: AbstractResolver | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.policy = policy
+        self._inner_resolver = resolver  # the DNS resolver wrapped by the guard (default: threaded getaddrinfo)
+        delay = cfg.per_host_delay_s if per_host_delay_s is None else per_host_delay_s
+        self.throttle = HostThrottle(cfg.per_host_concurrency, delay)
+        self._session: aiohttp.ClientSession | None = None
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            resolver: AbstractResolver | None = self._inner_resolver
+            if self.policy is not None:
+                resolver = GuardedResolver(self.policy, self._inner_resolver)
+            connector = aiohttp.TCPConnector(resolver=resolver, limit=100, ttl_dns_cache=10)
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.cfg.timeout_s),
+                headers={"User-Agent": self.cfg.user_agent},
+                cookie_jar=aiohttp.DummyCookieJar(),
+                trust_env=False,
+            )
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
+        self._session = None
+
+    def _check(self, url: str) -> str:
+        if self.policy is not None:
+            return self.policy.check_url(url)
+        try:
+            parts = urlsplit(url)
+        except ValueError:
+            raise AcquireError(f"malformed URL {url[:200]!r}", reason="bad_url") from None
+        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+            raise AcquireError(f"not an http(s) URL: {url[:200]!r}", reason="bad_url")
+        return parts.hostname.lower()
+
+    async def fetch(
+        self,
+        url: str,
+        *,
+        method: str = "GET",
+        headers: Mapping[str, str] | None = None,
+        data: bytes | None = None,
+        follow_redirects: bool = True,
+        max_bytes: int | None = None,
+        extent: ExtentFn | None = None,
+        timeout_s: float | None = None,
+    ) -> FetchResult:
+        """Fetch ``url``; the timeout covers the whole redirect chain and body.
+
+        Raises :class:`AcquireError` subclasses: ``blocked_address``,
+        ``too_large``, ``timeout``, ``too_many_redirects``, ``connect``,
+        ``bad_url``.  Any final HTTP status is returned, not raised.
+        """
+        limit = self.cfg.max_bytes if max_bytes is None else max_bytes
+        budget = self.cfg.timeout_s if timeout_s is None else timeout_s
+        started = time.perf_counter()
+        deadline = time.monotonic() + budget
+        redirects: list[str] = []
+        current = url
+        while True:
+            host = self._check(current)
+            async with self.throttle.slot(host):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AcquireError(f"timed out after {budget:.1f}s fetching {url[:200]}", reason="timeout")
+                status, resp_headers, body = await self._one_hop(
+                    current, method, headers, data, limit, extent, remaining, budget
+                )
+            location = resp_headers.get("Location")
+            if follow_redirects and status in REDIRECT_STATUSES and location:
+                if len(redirects) >= self.cfg.max_redirects:
+                    raise AcquireError(
+                        f"more than {self.cfg.max_redirects} redirects from {url[:200]}", reason="too_many_redirects"
+                    )
+                redirects.append(current)
+                current = urljoin(current, location.strip())
+                if status == 303 or (status in (301, 302) and method == "POST"):
+                    method, data = "GET", None
+                continue
+            return FetchResult(
+                url=current,
+                status=status,
+                headers=resp_headers,
+                body=body,
+                redirects=tuple(redirects),
+                seconds=time.perf_counter() - started,
+            )
+
+    async def _one_hop(
+        self,
+        url: str,
+        method: str,
+        headers: Mapping[str, str] | None,
+        data: bytes | None,
+        limit: int,
+        extent: ExtentFn | None,
+        remaining: float,
+        budget: float,
+    ) -> tuple[int, dict[str, str], bytes]:
+        session = self._get_session()
+        try:
+            async with asyncio.timeout(remaining):
+                async with session.request(
+                    method, url, headers=dict(headers or {}), data=data, allow_redirects=False
+                ) as resp:
+                    resp_headers = _flat_headers(resp.headers)
+                    if resp.status in REDIRECT_STATUSES and "Location" in resp_headers:
+                        return resp.status, resp_headers, b""
+                    # extent only understands the requested resource, not an error page
+                    body = await _read_capped(resp, limit, extent if 200 <= resp.status < 300 else None, url)
+                    return resp.status, resp_headers, body
+        except TimeoutError:
+            raise AcquireError(f"timed out after {budget:.1f}s fetching {url[:200]}", reason="timeout") from None
+        except (BlockedAddressError, TooLargeError):
+            raise
+        except aiohttp.InvalidURL as exc:
+            raise AcquireError(f"invalid URL {url[:200]}: {exc}", reason="bad_url") from None
+        except aiohttp.ClientConnectorError as exc:
+            raise AcquireError(f"cannot connect to {url[:200]}: {exc}", reason="connect") from None
+        except (aiohttp.ClientError, OSError) as exc:
+            raise AcquireError(f"HTTP error fetching {url[:200]}: {exc!r}", reason="http_error") from None
+
+
+def _flat_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """Headers as a plain dict; repeated headers are joined with ``, ``."""
+    out: dict[str, str] = {}
+    lower: dict[str, str] = {}
+    for key, value in headers.items():
+        known = lower.get(key.lower())
+        if known is None:
+            lower[key.lower()] = key
+            out[key] = value
+        else:
+            out[known] = out[known] + ", " + value
+    return _CIDict(out)
+
+
+class _CIDict(dict[str, str]):
+    """A dict whose ``get``/``in`` ignore header-name case (keys keep their spelling)."""
+
+    def __init__(self, data: Mapping[str, str]) -> None:
+        super().__init__(data)
+        self._lower = {k.lower(): k for k in data}
+
+    def get(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        real = self._lower.get(key.lower())
+        return super().get(real, default) if real is not None else default
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key.lower() in self._lower
+
+
+async def _read_capped(resp: aiohttp.ClientResponse, limit: int, extent: ExtentFn | None, url: str) -> bytes:
+    declared = resp.content_length
+    if declared is not None and declared > limit and extent is None:
+        raise TooLargeError(f"{url[:200]}: Content-Length {declared} exceeds the {limit}-byte cap")
+    buf = bytearray()
+    wanted: int | None = None
+    async for chunk in resp.content.iter_chunked(_CHUNK):
+        buf += chunk
+        if extent is not None and wanted is None:
+            wanted = extent(chunk)
+        if wanted is not None and len(buf) >= wanted:
+            return bytes(buf[:wanted])
+        if len(buf) > limit:
+            raise TooLargeError(f"{url[:200]}: body exceeds the {limit}-byte cap")
+    return bytes(buf)

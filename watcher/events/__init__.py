@@ -1,0 +1,37 @@
+"""Capture events: the model every crawler feed is parsed into, and the skip rule.
+
+Public API::
+
+    CaptureEvent, normalise_digest            (model)
+    parse_event(value, fmt="auto"), detect_format, FORMATS
+    parse_crawl_log_line, iter_crawl_log, parse_heritrix_kafka, parse_warcprox,
+    parse_driftline, validate_event, event_schema
+    should_skip(event, cfg) -> reason | None, SKIP_REASONS
+"""
+
+from __future__ import annotations
+
+from .crawllog import iter_crawl_log, parse_crawl_log_line
+from .driftline import event_schema, parse_driftline, validate_event
+from .feeds import parse_heritrix_kafka, parse_warcprox
+from .model import CaptureEvent, normalise_digest
+from .parse import FORMATS, detect_format, parse_event
+from .skip import SKIP_REASONS, base_mimetype, should_skip
+
+__all__ = [
+    "FORMATS",
+    "SKIP_REASONS",
+    "CaptureEvent",
+    "base_mimetype",
+    "detect_format",
+    "event_schema",
+    "iter_crawl_log",
+    "normalise_digest",
+    "parse_crawl_log_line",
+    "parse_driftline",
+    "parse_event",
+    "parse_heritrix_kafka",
+    "parse_warcprox",
+    "should_skip",
+    "validate_event",
+]

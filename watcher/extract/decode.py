@@ -1,0 +1,171 @@
+"""Bytes to text, following the WHATWG sniffing order, never failing.
+
+Order: BOM, transport (HTTP ``charset``), ``<meta>``/XML-declaration prescan
+of the first 1024 bytes, detection (faust-cchardet), fallback
+(windows-1252).  Archives often send a wrong charset, so a declared
+single-byte charset loses to UTF-8 when the bytes are valid UTF-8 with
+multi-byte sequences, and a declared multi-byte charset that does not decode
+cleanly loses to detection.  Whatever wins, decoding uses ``errors="replace"``:
+bad bytes cost a replacement character, never a crash.
+"""
+
+from __future__ import annotations
+
+import codecs
+import logging
+import re
+
+import cchardet
+
+log = logging.getLogger(__name__)
+
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_:.\-]+)""", re.I)
+_XML_DECL = re.compile(rb"""^<\?xml[^>]+encoding\s*=\s*["']([a-zA-Z0-9_.\-]+)""")
+_CT_CHARSET = re.compile(r"""charset\s*=\s*["']?\s*([a-zA-Z0-9_:.\-]+)""", re.I)
+
+# WHATWG label aliases that Python does not map the same way.
+_ALIASES = {
+    "iso-8859-1": "cp1252",
+    "latin1": "cp1252",
+    "latin-1": "cp1252",
+    "us-ascii": "cp1252",
+    "ascii": "cp1252",
+    "iso-8859-9": "cp1254",
+    "iso-8859-11": "cp874",
+    "tis-620": "cp874",
+    "x-sjis": "shift_jis",
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "x-gbk": "gb18030",
+    "ks_c_5601-1987": "cp949",
+    "euc-kr": "cp949",
+    "windows-874": "cp874",
+    "x-user-defined": "cp1252",
+    "utf8": "utf-8",
+    "unicode": "utf-16le",
+}
+_SINGLE_BYTE = {"cp1252", "cp1250", "cp1251", "cp1253", "cp1254", "cp1255", "cp1256", "cp1257", "cp1258",
+                "iso8859-2", "iso8859-5", "iso8859-6", "iso8859-7", "iso8859-8", "iso8859-15", "koi8-r",
+                "koi8-u", "cp874", "mac-roman", "latin-1"}
+
+
+def normalise_label(label: str | None) -> str | None:
+    """A Python codec name for an encoding label, or ``None`` if unknown."""
+    if not label:
+        return None
+    name = label.strip().strip("\"'").lower()
+    name = _ALIASES.get(name, name)
+    try:
+        info = codecs.lookup(name)
+    except LookupError:
+        return None
+    if info.name in ("utf-16", "utf-32"):  # needs a BOM; handled before
+        return None
+    return info.name
+
+
+def _bom(data: bytes) -> tuple[str, int] | None:
+    if data.startswith(codecs.BOM_UTF8):
+        return "utf-8", 3
+    if data.startswith(codecs.BOM_UTF16_LE):
+        return "utf-16-le", 2
+    if data.startswith(codecs.BOM_UTF16_BE):
+        return "utf-16-be", 2
+    return None
+
+
+def charset_from_content_type(content_type: str | None) -> str | None:
+    if not content_type:
+        return None
+    m = _CT_CHARSET.search(content_type)
+    return normalise_label(m.group(1)) if m else None
+
+
+def prescan(data: bytes) -> str | None:
+    """Charset declared in the first 1024 bytes (``<meta>`` or XML declaration)."""
+    head = data[:1024]
+    m = _XML_DECL.match(head) or _META_CHARSET.search(head)
+    if not m:
+        return None
+    name = normalise_label(m.group(1).decode("ascii", "ignore"))
+    # A page that says utf-16 in ASCII bytes is not utf-16 (WHATWG rule).
+    if name and name.startswith("utf-16"):
+        return "utf-8"
+    return name
+
+
+def _clean_utf8(data: bytes) -> bool:
+    """True when ``data`` is valid UTF-8 (a truncated last sequence is tolerated)."""
+    try:
+        data.decode("utf-8")
+        return True
+    except UnicodeDecodeError as exc:
+        return exc.start >= len(data) - 3 and exc.reason == "unexpected end of data"
+
+
+def _detect(data: bytes) -> str | None:
+    sample = data[:65536]
+    result = cchardet.detect(sample)
+    enc = result.get("encoding") if isinstance(result, dict) else None
+    conf = result.get("confidence") or 0.0 if isinstance(result, dict) else 0.0
+    if not enc or conf < 0.2:
+        return None
+    return normalise_label(str(enc))
+
+
+def choose_encoding(data: bytes, content_type: str | None = None, fallback: str = "cp1252") -> str:
+    """The codec :func:`decode` would use for ``data`` (exposed for tests and logs)."""
+    bom = _bom(data)
+    if bom:
+        return bom[0]
+    has_high = any(b > 0x7F for b in data[:262144]) if data else False
+    for declared in (charset_from_content_type(content_type), prescan(data)):
+        if not declared:
+            continue
+        if not has_high:
+            return declared
+        if declared == "utf-8":
+            if _clean_utf8(data):
+                return declared
+            continue  # declared UTF-8 but not UTF-8: ask detection
+        if declared in _SINGLE_BYTE or declared.startswith("cp125"):
+            if _clean_utf8(data):
+                return "utf-8"  # wrong single-byte label on UTF-8 bytes, common in archives
+            return declared
+        try:
+            data.decode(declared)
+            return declared
+        except UnicodeDecodeError:
+            continue
+    if not has_high:
+        return "utf-8"
+    if _clean_utf8(data):
+        return "utf-8"
+    return _detect(data) or normalise_label(fallback) or "cp1252"
+
+
+def decode(data: bytes, content_type: str | None = None, fallback: str = "cp1252") -> tuple[str, str]:
+    """Decode ``data`` to text; return ``(text, encoding)``.  Never raises.
+
+    NUL and other C0 control characters (except tab and newlines) are removed:
+    NULs inside tags break HTML parsers, and none of them carry text.
+    """
+    bom = _bom(data)
+    if bom:
+        enc, skip = bom
+        text = data[skip:].decode(enc, errors="replace")
+    else:
+        enc = choose_encoding(data, content_type, fallback)
+        try:
+            text = data.decode(enc, errors="replace")
+        except LookupError:  # pragma: no cover - normalise_label guards this
+            enc = "cp1252"
+            text = data.decode(enc, errors="replace")
+    return strip_controls(text), enc
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def strip_controls(text: str) -> str:
+    return _CONTROL.sub("", text)

@@ -1,0 +1,196 @@
+"""One lxml parse per HTML capture: clean, read features, extract text.
+
+Everything later stages need from the markup (title, headings, ``citation_*``
+meta, DOIs, script count, site name, the visible text) is read from the same
+tree, so no measure ever re-parses HTML.  Text comes from inscriptis, which
+accepts the already-parsed tree.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+
+import lxml.etree
+import lxml.html
+from inscriptis import Inscriptis
+from inscriptis.model.config import ParserConfig
+
+log = logging.getLogger(__name__)
+
+_NOSCRIPT_BLOCK = re.compile(r"<noscript\b[^>]*>.*?</noscript\s*>", re.I | re.S)
+_NOSCRIPT_TAG = re.compile(r"</?noscript\b[^>]*>", re.I)
+_WS = re.compile(r"[ \t\r\f\v\u00a0\u2000-\u200b\u3000]+")
+_NL = re.compile(r"\s*\n\s*")
+DOI_RE = re.compile(r"\b(10\.\d{4,9}/[^\s\"'<>&]+)", re.I)
+_JS_REDIRECT = re.compile(
+    r"""(?:window\.|document\.|top\.|self\.)?location(?:\.href)?\s*=\s*\\?["']([^"'\\]+)\\?["']"""
+    r"""|location\.(?:replace|assign)\(\s*\\?["']([^"'\\]+)\\?["']""",
+    re.I,
+)
+_XML_DECL = re.compile(r"^<\?xml[^>]*>")
+_ARCHIVED_PREFIX = re.compile(r"^\s*\[ARCHIVED CONTENT\]\s*", re.I)
+
+# Archive banners: ids/classes of elements archives inject into replayed pages.
+_BANNER_IDS = ("wm-ipp", "wm-ipp-base", "wm-ipp-print", "donato", "webArchiveInfobox", "PRONIBANNER",
+               "_wm_toolbar", "wb_header", "archiveit-banner", "wm-btns")
+_BOILERPLATE_TAGS = ("nav", "header", "footer", "aside", "form", "menu")
+_BOILERPLATE_ATTR = re.compile(
+    r"(^|[\s_-])(nav|navbar|navigation|menu|sidebar|side-bar|footer|header|breadcrumb|cookie|banner|"
+    r"advert|ads?|social|share|comments?|related|widget|subscribe|newsletter|masthead|skip)([\s_-]|$)",
+    re.I,
+)
+_INSCRIPTIS = ParserConfig(display_images=False, display_links=False)
+
+
+@dataclass(slots=True)
+class HtmlDoc:
+    """What one parse of one page yields."""
+
+    text: str = ""
+    title: str = ""
+    headings: list[str] = field(default_factory=list)
+    site_name: str = ""
+    meta: dict[str, list[str]] = field(default_factory=dict)
+    dois: set[str] = field(default_factory=set)
+    script_count: int = 0
+    frames: list[str] = field(default_factory=list)
+    refresh_url: str | None = None
+    js_redirect: str | None = None
+    lang_attr: str | None = None
+
+
+def normalise_ws(text: str) -> str:
+    """Collapse runs of spaces per line and blank lines: archives differ in
+    whitespace (minified vs original), which must not count as change."""
+    text = _WS.sub(" ", text)
+    text = _NL.sub("\n", text)
+    return text.strip()
+
+
+def _clean_markup(html: str) -> str:
+    # <noscript> with unclosed or escaped markup can swallow the rest of a
+    # document: drop closed blocks (fallback content) and stray tags.
+    if "noscript" in html or "NOSCRIPT" in html:
+        html = _NOSCRIPT_BLOCK.sub(" ", html)
+        html = _NOSCRIPT_TAG.sub(" ", html)
+    return html
+
+
+def parse_tree(html: str) -> lxml.html.HtmlElement | None:
+    html = _clean_markup(html)
+    if not html.strip():
+        return None
+    try:
+        parser = lxml.html.HTMLParser(recover=True, remove_comments=True, remove_pis=True, collect_ids=False)
+        html = _XML_DECL.sub("", html.lstrip(), count=1)
+        root = lxml.html.document_fromstring(html, parser=parser)
+    except (lxml.etree.ParserError, ValueError) as exc:
+        log.debug("lxml could not parse document: %s", exc)
+        return None
+    if not isinstance(root, lxml.html.HtmlElement):  # pragma: no cover - lxml returns HtmlElement
+        return None
+    return root
+
+
+def _drop(el: lxml.html.HtmlElement) -> None:
+    parent = el.getparent()
+    if parent is not None:
+        el.drop_tree()
+
+
+def remove_banners(root: lxml.html.HtmlElement, site_name: str) -> int:
+    """Remove archive banners; return how many elements were removed."""
+    removed = 0
+    for bid in _BANNER_IDS:
+        for el in root.xpath(f'//*[@id="{bid}"]'):
+            _drop(el)
+            removed += 1
+    if "archive.is" in site_name.lower() or "archive.today" in site_name.lower():
+        for el in root.xpath('//*[@id="HEADER"] | //table[@id="hashtags"] | //*[@id="hashtags"]'):
+            _drop(el)
+            removed += 1
+    return removed
+
+
+def remove_boilerplate(root: lxml.html.HtmlElement) -> None:
+    """Cheap main-content extraction: drop navigation, headers, footers,
+    asides, forms and elements whose class/id name them as such.
+
+    Far cheaper than justext or trafilatura (which cost 1-2 s/MB) and enough
+    to remove the parts of a page that change without the content changing.
+    """
+    for el in list(root.iter(*_BOILERPLATE_TAGS)):
+        _drop(el)
+    for el in list(root.xpath("//body//*[@class or @id or @role]")):
+        if el.getparent() is None:
+            continue
+        attrs = " ".join(filter(None, (el.get("class"), el.get("id"), el.get("role"))))
+        if el.tag in ("body", "main", "article") or len(attrs) > 200:
+            continue
+        if _BOILERPLATE_ATTR.search(attrs):
+            _drop(el)
+
+
+def _text_of(el: lxml.html.HtmlElement) -> str:
+    return normalise_ws(" ".join(el.itertext()))[:300]
+
+
+def read_html(html: str, *, banners: bool = True, main_content: bool = False) -> HtmlDoc:
+    """Parse ``html`` once and read every feature; never raises."""
+    doc = HtmlDoc()
+    root = parse_tree(html)
+    if root is None:
+        return doc
+    head_meta: dict[str, list[str]] = {}
+    for m in root.iter("meta"):
+        name = (m.get("name") or m.get("property") or "").strip().lower()
+        content = (m.get("content") or "").strip()
+        equiv = (m.get("http-equiv") or "").strip().lower()
+        if equiv == "refresh" and content:
+            mm = re.search(r"url\s*=\s*['\"]?([^'\">]+)", content, re.I)
+            if mm:
+                doc.refresh_url = mm.group(1).strip()
+        if name and content:
+            head_meta.setdefault(name, []).append(content[:500])
+    doc.meta = {k: v for k, v in head_meta.items()
+                if k.startswith(("citation_", "dc.", "og:", "prism.")) or k in ("description", "keywords", "generator")}
+    doc.site_name = (head_meta.get("og:site_name") or [""])[0]
+    title_el = root.find(".//title")
+    if title_el is not None:
+        doc.title = normalise_ws(title_el.text_content())[:300]
+    if not doc.title:
+        doc.title = (head_meta.get("og:title") or head_meta.get("citation_title") or [""])[0][:300]
+    doc.lang_attr = root.get("lang") or root.get("xml:lang")
+    doc.script_count = sum(1 for _ in root.iter("script"))
+    doc.frames = [f.get("src", "") for f in root.iter("frame", "iframe") if f.get("src")][:20]
+    if banners:
+        remove_banners(root, doc.site_name)
+    for h in root.iter("h1", "h2"):
+        t = _text_of(h)
+        if t:
+            doc.headings.append(t)
+        if len(doc.headings) >= 20:
+            break
+    if main_content:
+        remove_boilerplate(root)
+    try:
+        text = Inscriptis(root, _INSCRIPTIS).get_text()
+    except (RecursionError, ValueError, TypeError, AttributeError) as exc:
+        log.debug("inscriptis failed (%s); falling back to itertext", exc)
+        text = " ".join(root.itertext())
+    text = normalise_ws(text)
+    if banners:
+        text = _ARCHIVED_PREFIX.sub("", text)
+    doc.text = text
+    if len(text) < 400:
+        m = _JS_REDIRECT.search(html[:200_000])
+        if m:
+            doc.js_redirect = (m.group(1) or m.group(2) or "").strip() or None
+    dois = {d.rstrip(".,;)]").lower() for d in DOI_RE.findall(html[:2_000_000])}
+    for vals in doc.meta.values():
+        for v in vals:
+            dois.update(d.rstrip(".,;)]").lower() for d in DOI_RE.findall(v))
+    doc.dois = dois
+    return doc

@@ -1,0 +1,269 @@
+"""Fingerprint a capture once: one decode, one parse, every feature.
+
+Later stages (measures, verdicts, the store) read the :class:`Fingerprint`
+only.  Bad content never raises here: empty, undecodable or unparseable
+content gives a fingerprint of kind ``"empty"`` with ``error`` saying why,
+because an empty capture is a result, not a crash.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+from collections import Counter
+from collections.abc import Sequence
+from urllib.parse import urljoin, urlsplit
+
+import numpy as np
+import simhash
+import xxhash
+from datasketch import MinHash
+
+from . import lang
+from .config import EngineConfig
+from .extract.decode import decode
+from .extract.html import DOI_RE, HtmlDoc, normalise_ws, read_html
+from .model import Capture, ContentKind, Fingerprint, payload_digest
+from .pagekinds import detect_page_kind
+
+log = logging.getLogger(__name__)
+
+_WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*", re.U)
+# Scripts written without spaces between words (Han, kana, Thai, Lao, Khmer,
+# Myanmar): decided by the characters, not by the detected language, which is
+# unreliable on mixed pages.
+_NO_SPACE_CHARS = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_NO_SPACE = re.compile(f"[{_NO_SPACE_CHARS}]")
+_NO_SPACE_SPLIT = re.compile(f"([{_NO_SPACE_CHARS}]+)")
+_DIGITS = re.compile(r"^[\d\W_]+$")
+_HTML_SNIFF = re.compile(rb"<\s*(!doctype\s+html|html|head|body|title|meta|div|p|table|frameset|script|a\s)", re.I)
+_DOI_META = ("citation_doi", "dc.identifier", "prism.doi", "dc.identifier.doi", "bepress_citation_doi")
+RAW_SIMHASH_MAX_CHARS = 65536
+STUB_MAX_WORDS = 20
+MINHASH_SEED = 1
+
+
+def host_of(url: str) -> str:
+    try:
+        return (urlsplit(url if "://" in url else "http://" + url).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+def site_of(host: str) -> str:
+    """Registrable part of a host, approximately: the last two labels, or three
+    when the second-level label is a generic one (``org.ar``, ``co.uk``)."""
+    labels = [x for x in host.lower().split(".") if x]
+    if labels and labels[0].startswith("www"):
+        labels = labels[1:]
+    if len(labels) >= 3 and len(labels[-1]) == 2 and labels[-2] in _SLD:
+        return ".".join(labels[-3:])
+    return ".".join(labels[-2:])
+
+
+_SLD = frozenset({"co", "com", "org", "net", "ac", "gov", "edu", "or", "ne", "go", "gob", "nic", "mil", "sch"})
+
+
+def _identity(x: int) -> int:
+    return x
+
+
+def sniff_kind(content: bytes, content_type: str | None) -> ContentKind:
+    """What the bytes are, trusting the bytes over the declared type."""
+    if not content or not content.strip():
+        return "empty"
+    head = content[:2048].lstrip()
+    if head.startswith(b"%PDF"):
+        return "pdf"
+    ct = (content_type or "").split(";")[0].strip().lower()
+    if _HTML_SNIFF.search(content[:4096]) or ct in ("text/html", "application/xhtml+xml"):
+        return "html"
+    if ct.startswith("text/") or ct in ("application/json", "application/xml", "application/javascript"):
+        return "text"
+    if ct and not ct.startswith("text/") and ct not in ("", "unk", "unknown", "application/octet-stream"):
+        return "binary"
+    sample = content[:4096]
+    printable = sum(32 <= b < 127 or b in (9, 10, 13) or b >= 0xC2 for b in sample)
+    return "text" if printable / max(1, len(sample)) > 0.9 else "binary"
+
+
+def words(text: str, language: str | None) -> list[str]:
+    """Lowercased word tokens, Unicode-aware.
+
+    Runs of CJK/Thai script, which have no spaces between words, become
+    character bigrams so counts and overlaps stay meaningful.
+    """
+    toks = [t.lower() for t in _WORD.findall(text)]
+    if not _NO_SPACE.search(text):
+        return toks
+    out: list[str] = []
+    for t in toks:
+        if len(t) > 2 and _NO_SPACE.search(t):
+            for run in _NO_SPACE_SPLIT.split(t):
+                if not run:
+                    continue
+                if _NO_SPACE.match(run):
+                    out.extend(run[i:i + 2] for i in range(len(run) - 1)) if len(run) > 2 else out.append(run)
+                else:
+                    out.append(run)
+        else:
+            out.append(t)
+    return out
+
+
+def terms_of(tokens: Sequence[str], language: str | None, *, stop: bool, stem: bool) -> list[str]:
+    """Content terms: no stop words, no numbers (dates and counters churn
+    without the content changing), no one-letter tokens (outside CJK)."""
+    stops = lang.stop_words(language) if stop else frozenset()
+    out = [t for t in tokens if t not in stops and (len(t) > 1 or _NO_SPACE.match(t)) and not _DIGITS.match(t)]
+    if stem:
+        st = lang.stemmer(language)
+        if st is not None:
+            out = list(st.stemWords(out))
+    return out
+
+
+def shingle_hashes(tokens: Sequence[str], size: int) -> np.ndarray:
+    """64-bit hashes of the word ``size``-shingles (stable across processes)."""
+    seq = [t for t in tokens if not _DIGITS.match(t)]
+    if not seq:
+        return np.zeros(0, dtype=np.uint64)
+    if len(seq) < size:
+        grams = [" ".join(seq)]
+    else:
+        grams = [" ".join(seq[i:i + size]) for i in range(len(seq) - size + 1)]
+    return np.unique(np.fromiter((xxhash.xxh3_64_intdigest(g.encode("utf-8", "surrogatepass")) for g in grams), dtype=np.uint64, count=len(grams)))
+
+
+def minhash_of(hashes: np.ndarray, num_perm: int) -> bytes:
+    mh = MinHash(num_perm=num_perm, seed=MINHASH_SEED, hashfunc=_identity, scheme="affine32")
+    if len(hashes):
+        mh.update_batch((hashes & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+    return bytes(mh.hashvalues.astype(np.uint32).tobytes())
+
+
+def _simhash(features: list[str]) -> int:
+    if not features:
+        return 0
+    return int(simhash.simhash(features, hasher="xxh3"))
+
+
+def raw_simhash(raw: str) -> int:
+    s = raw[:RAW_SIMHASH_MAX_CHARS]
+    return _simhash([s[i:i + 4] for i in range(0, max(1, len(s) - 3))])
+
+
+def _pdf_text(content: bytes, max_pages: int) -> tuple[str, str]:
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(content), strict=False)
+        title = ""
+        try:
+            meta = reader.metadata
+            title = str(meta.title) if meta is not None and meta.title else ""
+        except (PdfReadError, ValueError, TypeError, KeyError):
+            title = ""
+        parts = []
+        for page in reader.pages[:max_pages]:
+            try:
+                parts.append(page.extract_text() or "")
+            except (PdfReadError, ValueError, TypeError, KeyError, AttributeError, IndexError):
+                continue
+        return normalise_ws("\n".join(parts)), title
+    except (PdfReadError, ValueError, TypeError, KeyError, OSError, AttributeError, IndexError,
+            RecursionError, ZeroDivisionError) as exc:
+        log.debug("pypdf could not read a PDF: %s", exc)
+        return "", ""
+
+
+def empty_fingerprint(digest: str, byte_count: int, error: str | None = None) -> Fingerprint:
+    return Fingerprint(
+        kind="empty", digest=digest, byte_count=byte_count, word_count=0, language=None, title="",
+        headings=(), term_freqs={}, shingle_count=0, minhash=b"", simhash_raw=0, simhash_tf=0,
+        dois=frozenset(), citation={}, page_kind=None, error=error,
+    )
+
+
+def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
+    """Fingerprint ``capture``; never raises on bad content."""
+    content = capture.content or b""
+    digest = capture.effective_digest or payload_digest(content)
+    if capture.content is None:
+        return empty_fingerprint(digest, 0, capture.error or "no content")
+    byte_count = len(content)
+    truncated = False
+    if byte_count > cfg.extract.max_bytes:
+        content = content[: cfg.extract.max_bytes]
+        truncated = True
+    kind = sniff_kind(content, capture.content_type)
+    if kind == "empty":
+        return empty_fingerprint(digest, byte_count, "no content")
+    raw = ""
+    doc = HtmlDoc()
+    if kind == "pdf":
+        text, title = _pdf_text(content, cfg.extract.pdf_max_pages)
+        doc.text, doc.title = text, title
+        doc.dois = {d.rstrip(".,;)]").lower() for d in DOI_RE.findall(text[:200_000])}
+    elif kind in ("html", "text"):
+        raw, _enc = decode(content, capture.content_type, cfg.extract.fallback_encoding)
+        if kind == "html":
+            doc = read_html(raw, banners=cfg.extract.remove_banners, main_content=cfg.extract.main_content)
+        else:
+            doc.text = normalise_ws(raw)
+            doc.dois = {d.rstrip(".,;)]").lower() for d in DOI_RE.findall(raw[:200_000])}
+    else:
+        # Other non-text types: structural measures only.
+        return Fingerprint(
+            kind="binary", digest=digest, byte_count=byte_count, word_count=0, language=None, title="",
+            headings=(), term_freqs={}, shingle_count=0, minhash=b"", simhash_raw=0, simhash_tf=0,
+            dois=frozenset(), citation={}, page_kind=None, error="truncated" if truncated else None,
+        )
+    text = doc.text
+    language = lang.detect(text, doc.lang_attr)
+    tokens = words(text, language)
+    terms = terms_of(tokens, language, stop=cfg.tokens.stop_words, stem=cfg.tokens.stemming)
+    tf = Counter(terms)
+    hashes = shingle_hashes(tokens, cfg.tokens.shingle_size)
+    citation = {k: tuple(v) for k, v in doc.meta.items() if k.startswith("citation_")}
+    meta_dois = {d.rstrip(".,;)]").lower() for k in _DOI_META for v in doc.meta.get(k, []) for d in DOI_RE.findall(v)}
+    dois = frozenset(meta_dois or set(sorted(doc.dois)[:50]))
+    # Meta refresh is part of HTML: archives replay it and crawlers follow it,
+    # so a refresh stub's content is elsewhere.  A script-only redirect is
+    # judged on what the capture holds (rendering follows it when enabled).
+    redirect = None
+    if len(tokens) < STUB_MAX_WORDS and doc.refresh_url:
+        redirect = urljoin(capture.url, doc.refresh_url)
+    elif len(tokens) < STUB_MAX_WORDS and doc.js_redirect:
+        target = urljoin(capture.url, doc.js_redirect)
+        if site_of(host_of(target)) != site_of(host_of(capture.url)):
+            redirect = target  # off-site: the site handed its address to another
+    pk = detect_page_kind(doc.title, doc.headings, text, len(tokens), capture.status) if cfg.page_kinds else None
+    return Fingerprint(
+        kind=kind,
+        digest=digest,
+        byte_count=byte_count,
+        word_count=len(tokens),
+        language=language,
+        title=doc.title,
+        headings=tuple(doc.headings),
+        term_freqs=dict(tf),
+        shingle_count=int(len(hashes)),
+        minhash=minhash_of(hashes, cfg.tokens.minhash_permutations) if len(hashes) else b"",
+        simhash_raw=raw_simhash(raw or text),
+        simhash_tf=_simhash(terms),
+        dois=dois,
+        citation=citation,
+        page_kind=pk.kind if pk else None,
+        page_kind_evidence=f"{pk.where}: {pk.evidence}" if pk else None,
+        host=host_of(capture.url),
+        redirect=redirect,
+        shingles=frozenset(int(h) for h in hashes) if cfg.tokens.keep_shingles else None,
+        tokens=tuple(tokens) if cfg.tokens.keep_tokens else None,
+        text=text,
+        stemmed=cfg.tokens.stemming,
+        boilerplate_removed=cfg.extract.main_content,
+        error="truncated" if truncated else None,
+    )

@@ -1,0 +1,106 @@
+"""Language detection, stop words and stemmers for many languages.
+
+An English-only stop list or stemmer breaks scores on multilingual
+collections (Arabic, Russian, Spanish, French...), so the stop list and the
+stemmer follow the detected language.  Stop lists come from justext (about
+100 languages, shipped in the wheel, no downloads); stemmers from PyStemmer
+(Snowball).  Language identification is py3langid (offline model).
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import lru_cache
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+_JUSTEXT_NAMES = {
+    "af": "Afrikaans", "sq": "Albanian", "ar": "Arabic", "hy": "Armenian", "az": "Azerbaijani",
+    "eu": "Basque", "be": "Belarusian", "bn": "Bengali", "bs": "Bosnian", "br": "Breton", "bg": "Bulgarian",
+    "ca": "Catalan", "hr": "Croatian", "cs": "Czech", "da": "Danish", "nl": "Dutch", "en": "English",
+    "eo": "Esperanto", "et": "Estonian", "fi": "Finnish", "fr": "French", "gl": "Galician", "ka": "Georgian",
+    "de": "German", "el": "Greek", "gu": "Gujarati", "ht": "Haitian", "he": "Hebrew", "hi": "Hindi",
+    "hu": "Hungarian", "is": "Icelandic", "id": "Indonesian", "ga": "Irish", "it": "Italian",
+    "jv": "Javanese", "kn": "Kannada", "kk": "Kazakh", "ko": "Korean", "ku": "Kurdish", "ky": "Kyrgyz",
+    "la": "Latin", "lv": "Latvian", "lt": "Lithuanian", "lb": "Luxembourgish", "mk": "Macedonian",
+    "ms": "Malay", "ml": "Malayalam", "mt": "Maltese", "mr": "Marathi", "ne": "Nepali",
+    "nb": "Norwegian_Bokmal", "no": "Norwegian_Bokmal", "nn": "Norwegian_Nynorsk", "oc": "Occitan",
+    "fa": "Persian", "pl": "Polish", "pt": "Portuguese", "qu": "Quechua", "ro": "Romanian", "ru": "Russian",
+    "sr": "Serbian", "sk": "Slovak", "sl": "Slovenian", "es": "Spanish", "sw": "Swahili", "sv": "Swedish",
+    "tl": "Tagalog", "ta": "Tamil", "te": "Telugu", "tr": "Turkish", "uk": "Ukrainian", "ur": "Urdu",
+    "uz": "Uzbek", "vi": "Vietnamese", "cy": "Welsh", "fy": "West_Frisian", "yo": "Yoruba",
+}
+_STEMMERS = {
+    "ar": "arabic", "hy": "armenian", "eu": "basque", "ca": "catalan", "cs": "czech", "da": "danish",
+    "nl": "dutch", "en": "english", "eo": "esperanto", "et": "estonian", "fi": "finnish", "fr": "french",
+    "de": "german", "el": "greek", "hi": "hindi", "hu": "hungarian", "id": "indonesian", "ga": "irish",
+    "it": "italian", "lt": "lithuanian", "ne": "nepali", "no": "norwegian", "nb": "norwegian",
+    "fa": "persian", "pl": "polish", "pt": "portuguese", "ro": "romanian", "ru": "russian", "sr": "serbian",
+    "es": "spanish", "sv": "swedish", "ta": "tamil", "tr": "turkish", "yi": "yiddish",
+}
+# Languages whose words are not separated by spaces: word counts and stop
+# lists do not apply, character bigrams stand in for words.
+CJK = frozenset({"zh", "ja", "th", "lo", "km", "my"})
+# Dialect and variety codes the identifier returns, folded into the language
+# whose stop list, stemmer and identity they share.
+_MACRO = {"ary": "ar", "arz": "ar", "apc": "ar", "acm": "ar", "ajp": "ar", "aeb": "ar", "wuu": "zh", "yue": "zh",
+          "cmn": "zh", "nan": "zh", "hak": "zh", "gan": "zh", "nb": "no", "nn": "no", "zsm": "ms"}
+
+
+def macro(code: str | None) -> str | None:
+    if not code:
+        return None
+    code = code.lower().split("-")[0].split("_")[0]
+    return _MACRO.get(code, code)
+
+
+@lru_cache(maxsize=1)
+def _identifier() -> Any:
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+def detect(text: str, hint: str | None = None) -> str | None:
+    """ISO 639-1 code of ``text``'s language, or ``None`` when too little text.
+
+    ``hint`` (the page's ``lang`` attribute) is used only when the text is too
+    short to classify: page templates often carry a wrong ``lang``.
+    """
+    sample = text[:4000]
+    letters = sum(ch.isalpha() for ch in sample[:2000])
+    if letters < 40:
+        return macro(hint) if hint else None
+    code, prob = _identifier().classify(sample)
+    if prob < 0.5 and hint:
+        return macro(hint)
+    return macro(str(code))
+
+
+@lru_cache(maxsize=128)
+def stop_words(code: str | None) -> frozenset[str]:
+    """Stop words of language ``code`` (empty set when none are known)."""
+    if not code:
+        return frozenset()
+    name = _JUSTEXT_NAMES.get(code)
+    if name is None:
+        return frozenset()
+    try:
+        import justext
+
+        return frozenset(w.lower() for w in justext.get_stoplist(name))
+    except (ValueError, KeyError, OSError) as exc:
+        log.debug("no stop list for %s: %s", code, exc)
+        return frozenset()
+
+
+@lru_cache(maxsize=64)
+def stemmer(code: str | None) -> Any:
+    """A Snowball stemmer (with ``stemWords``) for ``code``, or ``None``."""
+    name = _STEMMERS.get(code or "")
+    if not name:
+        return None
+    import Stemmer
+
+    return Stemmer.Stemmer(name)

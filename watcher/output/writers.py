@@ -1,0 +1,198 @@
+"""Result writers: json (OTMT schema), csv, jsonl, summary.
+
+All writers consume results one history at a time: the JSON writer holds one
+history's entries, the JSONL and CSV writers one capture, the summary one
+row per history (buffered only for the aligned terminal table).  A file is
+written next to its target and renamed into place when complete, so a
+crashed scan never leaves half a result where a previous one was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import logging
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..config import Config
+from ..errors import ConfigError, DriftlineError
+from ..model import HistoryResult
+from .common import (
+    CHANGE_CLASSES,
+    SUMMARY_KEY,
+    capture_entry,
+    change_counts,
+    iso,
+    summary_block,
+    unique_key,
+    uri_m_of,
+    uri_t_of,
+)
+
+log = logging.getLogger(__name__)
+
+CSV_FIELDS = ("history", "url", "uri_m", "capture_time", "baseline_time", "measure", "score", "threshold",
+              "status", "overall_status", "change", "page_kind")
+
+
+class OutputError(DriftlineError):
+    reason = "output"
+
+
+def _indent(text: str, prefix: str) -> str:
+    return "\n".join(prefix + line if line else line for line in text.splitlines())
+
+
+def write_json(results: Iterable[HistoryResult], out: TextIO, cfg: Config,
+               uri_t: Mapping[str, str] | None = None) -> int:
+    """OTMT-compatible JSON, streamed one URI-T at a time.  Returns the number
+    of captures written."""
+    n = 0
+    used_t: set[str] = set()
+    out.write("{")
+    first = True
+    for result in results:
+        block: dict[str, Any] = {}
+        used_m: set[str] = set()
+        for v in result.verdicts:
+            block[unique_key(uri_m_of(v), used_m)] = capture_entry(v, cfg)
+            n += 1
+        block[SUMMARY_KEY] = summary_block(result)
+        key = unique_key(uri_t_of(result, uri_t), used_t)
+        out.write("\n" if first else ",\n")
+        first = False
+        body = json.dumps(block, indent=4, ensure_ascii=False)
+        out.write(f"    {json.dumps(key, ensure_ascii=False)}: " + _indent(body, "    ").lstrip())
+    out.write("\n}\n" if not first else "}\n")
+    return n
+
+
+def iter_jsonl_records(results: Iterable[HistoryResult], cfg: Config,
+                       uri_t: Mapping[str, str] | None = None) -> Iterator[dict[str, Any]]:
+    """One flat-ish record per capture: history, uri_t, uri_m, url + the JSON entry."""
+    for result in results:
+        t = uri_t_of(result, uri_t)
+        used_m: set[str] = set()
+        for v in result.verdicts:
+            rec: dict[str, Any] = {"history": result.history, "uri_t": t, "uri_m": unique_key(uri_m_of(v), used_m),
+                                   "url": v.url}
+            rec.update(capture_entry(v, cfg))
+            yield rec
+
+
+def write_jsonl(results: Iterable[HistoryResult], out: TextIO, cfg: Config,
+                uri_t: Mapping[str, str] | None = None) -> int:
+    """One JSON object per line and capture, streamed (constant memory)."""
+    n = 0
+    for rec in iter_jsonl_records(results, cfg, uri_t):
+        out.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n")
+        n += 1
+    return n
+
+
+def write_csv(results: Iterable[HistoryResult], out: TextIO, cfg: Config,
+              uri_t: Mapping[str, str] | None = None) -> int:
+    """One row per capture and measure (a capture without measures -- a
+    baseline with no score, an empty capture -- still gets one row)."""
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_FIELDS)
+    n = 0
+    for result in results:
+        used_m: set[str] = set()
+        for v in result.verdicts:
+            common = [result.history, v.url, unique_key(uri_m_of(v), used_m), iso(v.capture_time),
+                      iso(v.baseline_time) or ""]
+            tail = [v.status, v.change, v.page_kind or ""]
+            if not v.measures:
+                writer.writerow([*common, "", "", "", "", *tail])
+            for name, m in v.measures.items():
+                writer.writerow([*common, name, "" if m.score is None else m.score,
+                                 "" if m.threshold is None else m.threshold, m.status, *tail])
+            n += 1
+    return n
+
+
+def _summary_row(result: HistoryResult) -> list[str]:
+    s = summary_block(result)
+    counts = change_counts(result)
+    return [result.history, result.url, str(s["captures"]), result.behaviour, s["first drift"] or "-",
+            f"{result.off_topic_share:.2f}", *(str(counts[c]) for c in CHANGE_CLASSES)]
+
+
+SUMMARY_HEADER = ["history", "url", "captures", "behaviour", "first drift", "off-topic share", *CHANGE_CLASSES]
+
+
+def write_summary(results: Iterable[HistoryResult], out: TextIO, cfg: Config,
+                  uri_t: Mapping[str, str] | None = None, *, table: bool | None = None) -> int:
+    """One line per history.  On a terminal (or ``table=True``) an aligned
+    table; otherwise tab-separated, streamed."""
+    if table is None:
+        table = bool(getattr(out, "isatty", lambda: False)())
+    n = 0
+    if not table:
+        out.write("\t".join(SUMMARY_HEADER) + "\n")
+        for result in results:
+            out.write("\t".join(c.replace("\t", " ") for c in _summary_row(result)) + "\n")
+            n += 1
+        return n
+    rows = [SUMMARY_HEADER]
+    for result in results:
+        rows.append(_summary_row(result))
+        n += 1
+    widths = [min(60, max(len(r[i]) for r in rows)) for i in range(len(SUMMARY_HEADER))]
+    numeric = {2, 5, *range(6, len(SUMMARY_HEADER))}
+    for j, row in enumerate(rows):
+        cells = []
+        for i, cell in enumerate(row):
+            cell = cell if len(cell) <= widths[i] else cell[: widths[i] - 1] + "…"
+            cells.append(cell.rjust(widths[i]) if i in numeric and j else cell.ljust(widths[i]))
+        out.write("  ".join(cells).rstrip() + "\n")
+        if j == 0:
+            out.write("  ".join("-" * w for w in widths) + "\n")
+    return n
+
+
+Writer = Callable[[Iterable[HistoryResult], TextIO, Config, Mapping[str, str] | None], int]
+WRITERS: dict[str, Writer] = {"json": write_json, "csv": write_csv, "jsonl": write_jsonl, "summary": write_summary}
+
+
+@contextlib.contextmanager
+def _open_target(path: str | None) -> Iterator[TextIO]:
+    if path is None or path == "-":
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            yield fh
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_results(results: Iterable[HistoryResult], path: str | None, fmt: str, cfg: Config,
+                  uri_t: Mapping[str, str] | None = None) -> None:
+    """Write ``results`` to ``path`` (None or "-" = stdout) in format ``fmt``
+    (json, csv, jsonl, summary).  ``uri_t`` maps history keys to TimeMap URIs
+    (:attr:`watcher.sources.HistoryIterator.uri_t`); it may fill while
+    ``results`` is consumed."""
+    writer = WRITERS.get(fmt)
+    if writer is None:
+        raise ConfigError(f"unknown output format {fmt!r}; known: {', '.join(WRITERS)}", reason="output_format")
+    try:
+        with _open_target(path) as out:
+            n = writer(results, out, cfg, uri_t)
+    except OSError as exc:
+        raise OutputError(f"cannot write results to {path}: {exc}", reason="output_write") from exc
+    log.info("wrote %d captures as %s to %s", n, fmt, path or "stdout")

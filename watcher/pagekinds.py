@@ -1,0 +1,118 @@
+"""Recognise the classic off-topic page kinds from their content.
+
+Curators label a capture off topic when it no longer serves the seed's
+purpose: error pages served with status 200 (soft 404), parked or for-sale
+domains, "account suspended" hosting pages, database errors, "under
+construction" and default server pages, bot challenges, defacements.  These
+pages look alike across sites and languages, so a phrase list over the title,
+headings and the start of the text finds them without any baseline.
+
+A phrase in the title or a heading is strong evidence; in the body it counts
+only when the page is short (a long article that *mentions* "page not found"
+is not a soft 404).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# kind -> phrases (lowercase; regular expressions).  Several languages each:
+# the collections this tool serves are multilingual.
+_PHRASES: dict[str, tuple[str, ...]] = {
+    "soft-404": (
+        r"\b404\b.{0,40}(not found|error|page)", r"page (was )?not found", r"page cannot be found",
+        r"page you (are|were) looking for", r"requested (url|page) (was not found|could not be found)",
+        r"no longer (available|exists)", r"(page|file) (does not|doesn't) exist", r"not found on this server",
+        r"página no encontrada", r"no se (ha podido encontrar|encontr[óo]) la página", r"page (introuvable|non trouvée)",
+        r"seite (wurde )?nicht gefunden", r"pagina non trovata", r"página não encontrada", r"страница не найдена",
+        r"الصفحة (غير موجودة|المطلوبة غير)", r"sayfa bulunamadı", r"http error 404", r"error 404",
+        r"object not found", r"this page (has been|was) (removed|deleted|moved)", r"էջը (չի )?գտնվ",
+        r"pagina niet gevonden", r"strona nie (zosta[łl]a )?znaleziona", r"stránka nenalezena", r"sivua ei löydy",
+        r"sidan (kunde inte hittas|hittades inte)", r"σελίδα δεν βρέθηκε", r"דף לא נמצא", r"صفحه (مورد نظر )?یافت نشد",
+        r"ページが見つかりません", r"页面不存在|找不到(该|此)?页面|页面未找到", r"페이지를 찾을 수 없습니다", r"halaman tidak ditemukan",
+    ),
+    "parked": (
+        r"(this|the) domain (name )?(is|may be) for sale", r"buy this domain", r"domain (is )?for sale",
+        r"this (web )?page is parked", r"parked (free|domain)", r"domain parking", r"sedo(parking)?",
+        r"hugedomains", r"this domain (has )?expired", r"domain (name )?(has )?expired",
+        r"related (searches|links).{0,200}(privacy policy|sponsored)", r"inquire about this domain",
+        r"get this domain", r"the domain .{0,60} (is|has been) registered", r"domain names? (is )?available",
+        r"dominio (en venta|está a la venta)", r"ce (nom de )?domaine est (à vendre|en vente)",
+        r"domain steht zum verkauf", r"namebright", r"dan\.com", r"afternic", r"bodis",
+    ),
+    "suspended": (
+        r"account (has been |is )?suspended", r"(site|website) (has been |is )?suspended",
+        r"this account has been (suspended|disabled|terminated)", r"bandwidth (limit )?exceeded",
+        r"account (is )?(disabled|deactivated)", r"hosting (account )?(has )?expired", r"cuenta suspendida",
+        r"compte suspendu", r"konto gesperrt", r"this site (has been|is) (archived|disabled|deleted)",
+        r"site (is )?no longer available", r"blog (has been )?(deleted|removed|suspended)",
+        r"contact (your|the) (hosting|web host)", r"billing issue", r"(site|sitio|sítio) (is )?(not|no|não) "
+        r"(available|disponible|disponível)", r"site (temporarily )?unavailable", r"sitio (temporalmente )?no disponible",
+        r"site (temporairement )?indisponible", r"сайт (временно )?(недоступен|заблокирован)", r"الموقع (غير متاح|موقوف)",
+    ),
+    "database-error": (
+        r"error establishing a database connection", r"database (connection )?error", r"mysql_connect",
+        r"could not connect to (the )?database", r"you have an error in your sql syntax", r"warning: mysql",
+        r"fatal error: .{0,80} on line \d+", r"parse error: .{0,80} on line \d+", r"internal server error",
+        r"service (temporarily )?unavailable", r"bad gateway", r"gateway time-?out", r"server error in '.*' application",
+        r"runtime error", r"too many connections", r"sql server error", r"odbc", r"stack trace",
+    ),
+    "under-construction": (
+        r"under construction", r"coming soon", r"site (is )?(currently )?under maintenance",
+        r"(currently )?down for maintenance", r"en construcci[óo]n", r"en (cours de )?construction",
+        r"im aufbau", r"in costruzione", r"default web (site )?page", r"it works!", r"welcome to nginx",
+        r"apache2? (ubuntu |debian )?default page", r"test page for (the )?apache", r"index of /",
+        r"iis windows server", r"web server is (running|working)", r"future home of", r"site (is )?not (yet )?configured",
+        r"hello world!? this is your first post", r"just another wordpress site", r"estamos actualizando",
+        r"pronto estaremos", r"em (construção|manutenção)", r"en mantenimiento", r"site en maintenance",
+        r"wartungsarbeiten", r"yapım aşamasında", r"в разработке", r"сайт на реконструкции", r"قيد الإنشاء",
+        r"تحت الإنشاء", r"in onderhoud", r"w budowie", r"we('ll| will) be back soon", r"new (web)?site (is )?coming",
+    ),
+    "bot-challenge": (
+        r"checking (if the site connection is secure|your browser)", r"attention required!? \| cloudflare",
+        r"just a moment\.\.\.", r"ddos protection by", r"are you a (human|robot)", r"verify you are (a )?human",
+        r"enable (javascript and )?cookies to continue", r"captcha", r"access denied", r"403 forbidden",
+        r"you don't have permission to access", r"request unsuccessful\. incapsula", r"pardon our interruption",
+        r"unusual traffic from your computer",
+    ),
+    "defaced": (
+        r"hacked by", r"h4ck3d", r"defaced by", r"owned by .{0,30} team", r"was here\b.{0,40}hack",
+        r"greetz", r"security is (just )?an illusion",
+    ),
+}
+_COMPILED = {kind: re.compile("|".join(f"(?:{p})" for p in pats), re.I) for kind, pats in _PHRASES.items()}
+# Order matters when several kinds match: the most specific first.
+_ORDER = ("parked", "suspended", "defaced", "database-error", "bot-challenge", "soft-404", "under-construction")
+SHORT_PAGE_WORDS = 250
+
+
+@dataclass(frozen=True, slots=True)
+class PageKind:
+    kind: str
+    evidence: str
+    where: str  # "title", "heading" or "body"
+
+
+def detect_page_kind(title: str, headings: tuple[str, ...] | list[str], text: str, word_count: int,
+                     status: int | None = None) -> PageKind | None:
+    """The off-topic page kind of a capture, or ``None``.
+
+    ``status`` (the HTTP status, when known) settles soft errors: a 4xx/5xx
+    capture is an error page whatever it says.
+    """
+    head = " | ".join([title, *headings[:4]])
+    for kind in _ORDER:
+        m = _COMPILED[kind].search(head)
+        if m:
+            return PageKind(kind, m.group(0)[:80], "title")
+    if word_count <= SHORT_PAGE_WORDS:
+        body = text[:3000]
+        for kind in _ORDER:
+            m = _COMPILED[kind].search(body)
+            if m:
+                return PageKind(kind, m.group(0)[:80], "body")
+    if status is not None and status >= 400:
+        kind = "soft-404" if status in (404, 410) else "database-error" if status >= 500 else "bot-challenge"
+        return PageKind(kind, f"HTTP {status}", "status")
+    return None

@@ -1,0 +1,116 @@
+"""Batch inputs: WARC/ARC files, CDX/CDXJ indexes, Memento TimeMaps and
+gold-standard directories, turned into histories of captures.
+
+``iter_histories(inputs, cfg)`` yields ``(history key, captures sorted by
+time)``.  Each input is recognised by its content (:func:`detect_input`).
+Order of output: gold and TimeMap histories in input order, then the
+histories of all archive inputs (WARC, ARC, CDX, CDXJ), by canonical key.
+Archive inputs are indexed together first, so a revisit in one file finds its
+original in another.
+
+The TimeMap URI of each history (the URI-T output writers report) is kept in
+:attr:`HistoryIterator.uri_t`, filled as histories are yielded.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from ..canonical import url_key
+from ..config import Config
+from ..errors import InputError
+from ..model import Capture
+from .detect import InputKind, detect_input
+from .gold import GoldRow, iter_gold, read_labels
+from .index import IndexEntry, index_archive, index_cdx
+from .timemap import TimeMap, load_timemap, timemap_captures
+from .warc import iter_archive_histories
+
+__all__ = ["HistoryIterator", "detect_input", "iter_histories", "read_labels"]
+
+log = logging.getLogger(__name__)
+
+
+class HistoryIterator:
+    """Iterator of ``(history, captures)`` that also records each history's
+    URI-T (``uri_t[history]``) for the output writers."""
+
+    def __init__(self, inputs: Sequence[str], cfg: Config) -> None:
+        self._cfg = cfg
+        self.uri_t: dict[str, str] = {}
+        self.kinds: dict[str, InputKind] = {}
+        for source in inputs:
+            kind = detect_input(source)
+            if kind == "unknown":
+                raise InputError(
+                    f"{source}: not a recognised input (expected a WARC/ARC file, a CDX/CDXJ index, "
+                    "a Memento TimeMap file or URL, or a gold-standard directory with labels.tsv)",
+                    reason="unknown_input",
+                )
+            self.kinds[source] = kind
+        # Read the small documents now, so a bad TimeMap or labels file fails
+        # before any output is written; mementos and payloads are read lazily.
+        self._timemaps: dict[str, TimeMap] = {}
+        self._gold: dict[str, list[GoldRow]] = {}
+        for source, kind in self.kinds.items():
+            if kind == "timemap":
+                self._timemaps[source] = load_timemap(source, cfg)
+            elif kind == "gold":
+                self._gold[source] = read_labels(Path(source))
+        self._gen = self._run(list(inputs))
+
+    def __iter__(self) -> Iterator[tuple[str, list[Capture]]]:
+        return self
+
+    def __next__(self) -> tuple[str, list[Capture]]:
+        return next(self._gen)
+
+    def _run(self, inputs: list[str]) -> Iterator[tuple[str, list[Capture]]]:
+        cfg = self._cfg
+        archives: list[str] = []
+        for source in inputs:
+            kind = self.kinds[source]
+            if kind == "gold":
+                for history, captures in iter_gold(source, self._gold[source]):
+                    self.uri_t[history] = history
+                    yield history, captures
+            elif kind == "timemap":
+                tm = self._timemaps[source]
+                captures = timemap_captures(tm, cfg)
+                history = url_key(captures[0].url, cfg.engine.canonical)
+                self.uri_t[history] = tm.uri_t
+                log.info("%s: %d mementos of %s", tm.uri_t, len(captures), history)
+                yield history, captures
+            else:
+                archives.append(source)
+        if not archives:
+            return
+        entries: list[IndexEntry] = []
+        for source in archives:
+            kind = self.kinds[source]
+            before = len(entries)
+            if kind in ("warc", "arc"):
+                entries.extend(index_archive(source, cfg, source=kind))
+            else:
+                entries.extend(index_cdx(source, cfg, kind))
+            log.info("%s: %d records indexed (%s)", source, len(entries) - before, kind)
+        for history, captures in iter_archive_histories(entries, cfg):
+            self.uri_t.setdefault(history, f"history:{history}")
+            yield history, captures
+
+
+def iter_histories(inputs: Sequence[str], cfg: Config) -> HistoryIterator:
+    """Histories of captures from batch ``inputs`` (paths or TimeMap URLs).
+
+    Raises :class:`InputError` up front for a missing, unreadable or
+    unrecognised input; damaged archives are read as far as possible.
+    """
+    return HistoryIterator(inputs, cfg)
+
+
+def labels_path(path: str) -> Path:
+    """``labels.tsv`` of a gold directory, or ``path`` itself."""
+    p = Path(path)
+    return p / "labels.tsv" if p.is_dir() else p

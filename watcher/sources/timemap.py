@@ -1,0 +1,207 @@
+"""Memento TimeMaps (RFC 7089) as batch input.
+
+Reads link-format TimeMaps (``application/link-format``) and CDXJ TimeMaps
+(ipwb style: ``14-digit-datetime {"uri": ..., "rel": ..., "datetime": ...}``)
+from a file or an http(s) URL, then fetches every memento's raw capture (see
+:mod:`.fetch`).  A memento that cannot be fetched becomes a capture with
+``content=None`` and an ``error``: one dead memento must not lose the TimeMap.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+
+from ..config import Config
+from ..errors import InputError
+from ..model import Capture
+from .detect import is_url, open_text
+from .fetch import FetchResult, fetch_raw, http_get
+
+log = logging.getLogger(__name__)
+
+_FETCH_WORKERS = 4
+_CDXJ_URI = re.compile(r'"uri"\s*:\s*"([^"]+)"')
+_CDXJ_REL = re.compile(r'"rel"\s*:\s*"([^"]+)"')
+_CDXJ_ORIGINAL = re.compile(r'"original_uri"\s*:\s*"([^"]+)"')
+
+
+@dataclass(frozen=True, slots=True)
+class Memento:
+    uri_m: str
+    datetime: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class TimeMap:
+    uri_t: str
+    original: str | None
+    mementos: tuple[Memento, ...]
+
+
+def parse_link_format(text: str) -> list[tuple[str, dict[str, str]]]:
+    """Split a link-format document into ``(uri, {param: value})`` entries.
+
+    Commas inside quoted values (HTTP dates) and inside ``<...>`` do not split.
+    """
+    links: list[tuple[str, dict[str, str]]] = []
+    i, n = 0, len(text)
+    while i < n:
+        start = text.find("<", i)
+        if start < 0:
+            break
+        end = text.find(">", start)
+        if end < 0:
+            break
+        uri = text[start + 1:end].strip()
+        j = end + 1
+        params: dict[str, str] = {}
+        buf: list[str] = []
+        quoted = False
+        while j < n:
+            ch = text[j]
+            if ch == '"':
+                quoted = not quoted
+            elif not quoted and ch == ",":
+                j += 1
+                break
+            elif not quoted and ch == "<":
+                break
+            buf.append(ch)
+            j += 1
+        for part in "".join(buf).split(";"):
+            if "=" in part:
+                name, _, value = part.partition("=")
+                params[name.strip().lower()] = value.strip().strip('"')
+        links.append((uri, params))
+        i = j
+    return links
+
+
+def _parse_http_date(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        dt = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
+
+
+def parse_timemap(text: str, uri_t: str) -> TimeMap:
+    """Parse a link-format or CDXJ TimeMap; ``uri_t`` is where it came from
+    (replaced by its ``self`` link when it names one)."""
+    if text.lstrip().startswith("<"):
+        return _parse_link_timemap(text, uri_t)
+    return _parse_cdxj_timemap(text, uri_t)
+
+
+def _parse_link_timemap(text: str, uri_t: str) -> TimeMap:
+    original: str | None = None
+    self_uri: str | None = None
+    mementos: dict[str, Memento] = {}
+    for uri, params in parse_link_format(text):
+        rels = params.get("rel", "").split()
+        if "original" in rels:
+            original = uri
+        if "self" in rels:
+            self_uri = uri
+        if "memento" in rels:
+            dt = _parse_http_date(params.get("datetime"))
+            if dt is None:
+                log.warning("%s: memento %s has no usable datetime; skipped", uri_t, uri)
+                continue
+            mementos.setdefault(uri, Memento(uri, dt))
+    ordered = tuple(sorted(mementos.values(), key=lambda m: m.datetime))
+    return TimeMap(uri_t=self_uri or uri_t, original=original, mementos=ordered)
+
+
+def _parse_cdxj_timemap(text: str, uri_t: str) -> TimeMap:
+    from .index import parse_warc_date
+
+    original: str | None = None
+    self_uri: str | None = None
+    mementos: dict[str, Memento] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith("!"):
+            m = _CDXJ_ORIGINAL.search(line)
+            if m:
+                original = m.group(1)
+            if line.startswith("!id"):
+                mu = _CDXJ_URI.search(line)
+                self_uri = mu.group(1) if mu else self_uri
+            continue
+        stamp, _, rest = line.partition(" ")
+        mu = _CDXJ_URI.search(rest)
+        mr = _CDXJ_REL.search(rest)
+        dt = parse_warc_date(stamp)
+        if mu is None or dt is None or (mr is not None and "memento" not in mr.group(1).split()):
+            continue
+        mementos.setdefault(mu.group(1), Memento(mu.group(1), dt))
+    ordered = tuple(sorted(mementos.values(), key=lambda m: m.datetime))
+    return TimeMap(uri_t=self_uri or uri_t, original=original, mementos=ordered)
+
+
+def load_timemap(source: str, cfg: Config) -> TimeMap:
+    """Read a TimeMap from a file or an http(s) URL; raises InputError when
+    it cannot be obtained or names no memento."""
+    if is_url(source):
+        try:
+            status, _headers, body = http_get(source, cfg.scan.timemap_timeout_s, cfg.engine.extract.max_bytes)
+        except OSError as exc:
+            raise InputError(f"{source}: TimeMap not reachable: {exc}", reason="timemap_unreachable") from exc
+        if status >= 400:
+            raise InputError(f"{source}: TimeMap request failed with HTTP {status}", reason="timemap_http")
+        text = body.decode("utf-8", errors="replace")
+        uri_t = source
+    else:
+        try:
+            with open_text(Path(source)) as fh:
+                text = fh.read()
+        except OSError as exc:
+            raise InputError(f"{source}: cannot read TimeMap: {exc}", reason="unreadable") from exc
+        uri_t = source
+    tm = parse_timemap(text, uri_t)
+    if is_url(source):
+        # The document's own "self" link may name another host (a mirror); keep where we read it.
+        tm = TimeMap(uri_t=source, original=tm.original, mementos=tm.mementos)
+    if not tm.mementos:
+        raise InputError(f"{source}: TimeMap lists no mementos", reason="timemap_empty")
+    return tm
+
+
+def timemap_captures(tm: TimeMap, cfg: Config) -> list[Capture]:
+    """Fetch every memento of ``tm`` (a few at a time) as raw captures."""
+    from ..canonical import original_url
+
+    def one(m: Memento) -> tuple[Memento, FetchResult]:
+        return m, fetch_raw(m.uri_m, timeout_s=cfg.scan.timemap_timeout_s,
+                            max_redirects=cfg.scan.follow_redirects, max_bytes=cfg.engine.extract.max_bytes)
+
+    captures: list[Capture] = []
+    with ThreadPoolExecutor(max_workers=_FETCH_WORKERS) as pool:
+        for m, res in pool.map(one, tm.mementos):
+            if res.error:
+                log.warning("%s: memento %s not fetched: %s", tm.uri_t, m.uri_m, res.error)
+            captures.append(Capture(
+                url=tm.original or original_url(m.uri_m),
+                timestamp=m.datetime,
+                content=res.content,
+                content_type=res.content_type,
+                status=res.status,
+                headers=res.headers,
+                uri_m=m.uri_m,
+                source="timemap",
+                redirects=res.redirects,
+                error=res.error,
+            ))
+    captures.sort(key=lambda c: c.timestamp)
+    return captures

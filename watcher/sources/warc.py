@@ -1,0 +1,219 @@
+"""Pass two of a WARC/ARC/CDX scan: histories with their payloads.
+
+The index (pass one) is grouped by canonical URL key; for each history the
+records are loaded from their files (seek to the offset, read one record),
+revisits are resolved to the capture they repeat, and the history is handed
+out before the next one is loaded.  Peak memory: the index plus one history.
+
+Digests: a response's ``Capture.digest`` is computed over the payload handed
+to the engine (decoded), because fabricated or transfer-encoded WARCs carry
+declared digests that do not describe those bytes.  A revisit keeps its own
+declared payload digest (``WARC-Payload-Digest``), as it has no bytes of its own.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+from warcio.archiveiterator import ArchiveIterator
+
+from ..canonical import url_key
+from ..config import Config
+from ..model import Capture, payload_digest, ts14
+from .index import IndexEntry
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    content: bytes | None
+    status: int | None
+    headers: dict[str, str]
+    content_type: str | None
+    error: str | None = None
+
+
+class RevisitResolver:
+    """Finds the original capture a revisit repeats, across all inputs.
+
+    Order: WARC-Refers-To record id; then WARC-Refers-To-Target-URI and -Date;
+    then the payload digest (same URL first, the latest earlier capture
+    preferred; then any URL, for URL-agnostic revisits).
+    """
+
+    def __init__(self, entries: Iterable[IndexEntry], cfg: Config) -> None:
+        self._cfg = cfg
+        self._by_id: dict[str, IndexEntry] = {}
+        self._by_digest: dict[str, list[IndexEntry]] = defaultdict(list)
+        for e in entries:
+            if e.kind == "revisit":
+                continue
+            if e.record_id and e.record_id not in self._by_id:
+                self._by_id[e.record_id] = e
+            if e.digest:
+                self._by_digest[e.digest].append(e)
+
+    def resolve(self, rev: IndexEntry) -> IndexEntry | None:
+        if rev.refers_to and rev.refers_to in self._by_id:
+            return self._by_id[rev.refers_to]
+        candidates = self._by_digest.get(rev.digest or "", [])
+        if rev.refers_to_uri:
+            target = url_key(rev.refers_to_uri, self._cfg.engine.canonical)
+            for c in candidates:
+                if c.key == target and (rev.refers_to_date is None or ts14(c.time) == ts14(rev.refers_to_date)):
+                    return c
+        if not candidates:
+            return None
+        same = [c for c in candidates if c.key == rev.key]
+        pool = same or candidates
+        earlier = [c for c in pool if c.time <= rev.time]
+        if earlier:
+            return max(earlier, key=lambda c: c.time)
+        return min(pool, key=lambda c: c.time)
+
+
+def _read_record(rec: Any, max_bytes: int) -> Loaded:
+    http = rec.http_headers
+    headers: dict[str, str] = {}
+    status: int | None = None
+    content_type: str | None = None
+    if http is not None:
+        headers = {k: v for k, v in http.headers}
+        try:
+            status = int(http.get_statuscode())
+        except (TypeError, ValueError):
+            status = None
+        content_type = http.get_header("Content-Type")
+    if content_type is None and rec.rec_type == "resource":
+        content_type = rec.rec_headers.get_header("Content-Type")
+    try:
+        content = rec.content_stream().read(max_bytes)
+    except Exception as exc:  # bad chunking / content-encoding: keep the raw bytes
+        log.debug("content decoding failed (%s); using raw payload", exc)
+        content = rec.raw_stream.read(max_bytes)
+    if len(content) >= max_bytes:
+        log.warning("payload of %s cut at %d bytes (extract.max_bytes)",
+                    rec.rec_headers.get_header("WARC-Target-URI"), max_bytes)
+    return Loaded(content=content, status=status, headers=headers, content_type=content_type)
+
+
+class RecordLoader:
+    """Loads single records by (file, offset), keeping files open per history."""
+
+    def __init__(self, cfg: Config) -> None:
+        self._max = cfg.engine.extract.max_bytes
+        self._files: dict[str, IO[bytes]] = {}
+
+    def close(self) -> None:
+        for fh in self._files.values():
+            fh.close()
+        self._files.clear()
+
+    def _open(self, path: str) -> IO[bytes]:
+        fh = self._files.get(path)
+        if fh is None:
+            fh = open(path, "rb")  # noqa: SIM115 - kept open for the history, closed in close()
+            self._files[path] = fh
+        return fh
+
+    def load(self, entry: IndexEntry) -> Loaded:
+        try:
+            fh = self._open(entry.path)
+        except OSError as exc:
+            log.warning("%s: cannot open WARC for %s at offset %d: %s", entry.path, entry.url, entry.offset, exc)
+            return Loaded(None, entry.status, {}, entry.mime, error="warc_missing")
+        try:
+            fh.seek(entry.offset)
+            it = ArchiveIterator(fh, arc2warc=True)
+            rec = next(iter(it))
+            if rec.rec_headers.get_header("WARC-Target-URI") != entry.url and entry.source in ("warc", "arc"):
+                raise ValueError("record at offset does not match the index")
+            return _read_record(rec, self._max)
+        except Exception as exc:  # not seekable (single-stream gzip) or a bad offset: scan the file
+            log.debug("%s: direct load at %d failed (%s); scanning sequentially", entry.path, entry.offset, exc)
+        return self._scan(entry)
+
+    def _scan(self, entry: IndexEntry) -> Loaded:
+        try:
+            with open(entry.path, "rb") as fh:
+                it = ArchiveIterator(fh, arc2warc=True)
+                for rec in it:
+                    uri = rec.rec_headers.get_header("WARC-Target-URI")
+                    if uri == entry.url and rec.rec_type == entry.kind:
+                        date = rec.rec_headers.get_header("WARC-Date") or ""
+                        if date[:19].replace("-", "").replace(":", "").replace("T", "") == ts14(entry.time):
+                            return _read_record(rec, self._max)
+        except Exception as exc:  # corrupt input: report as a capture error, keep going
+            log.warning("%s: record of %s at offset %d unreadable: %s", entry.path, entry.url, entry.offset, exc)
+        return Loaded(None, entry.status, {}, entry.mime, error="record_unreadable")
+
+
+def dedupe(entries: Iterable[IndexEntry]) -> list[IndexEntry]:
+    """Drop entries seen twice (a WARC given with its own CDX index, a file
+    given twice): same record location, or same URL key, second and digest."""
+    seen: set[tuple[str, ...]] = set()
+    out: list[IndexEntry] = []
+    for e in entries:
+        loc = ("loc", e.path, str(e.offset))
+        ident = ("id", e.key, ts14(e.time), e.digest or "", e.kind) if e.digest else loc
+        if loc in seen or ident in seen:
+            continue
+        seen.add(loc)
+        seen.add(ident)
+        out.append(e)
+    return out
+
+
+def build_capture(entry: IndexEntry, loaded: Loaded, *, is_revisit: bool, digest: str | None) -> Capture:
+    content_type = loaded.content_type or entry.mime
+    return Capture(
+        url=entry.url,
+        timestamp=entry.time,
+        content=loaded.content,
+        content_type=content_type,
+        status=loaded.status if loaded.status is not None else entry.status,
+        headers=loaded.headers,
+        digest=digest,
+        source=entry.source,
+        is_revisit=is_revisit,
+        error=loaded.error or ("truncated" if entry.truncated and loaded.content is None else None),
+    )
+
+
+def iter_archive_histories(entries: list[IndexEntry], cfg: Config) -> Iterator[tuple[str, list[Capture]]]:
+    """Group ``entries`` by URL key and yield each history with its payloads."""
+    entries = dedupe(entries)
+    resolver = RevisitResolver(entries, cfg)
+    groups: dict[str, list[IndexEntry]] = defaultdict(list)
+    for e in entries:
+        groups[e.key].append(e)
+    for key in sorted(groups):
+        loader = RecordLoader(cfg)
+        captures: list[Capture] = []
+        try:
+            for e in sorted(groups[key], key=lambda x: (x.time, x.offset)):
+                captures.append(_capture_for(e, loader, resolver))
+        finally:
+            loader.close()
+        yield key, captures
+
+
+def _capture_for(e: IndexEntry, loader: RecordLoader, resolver: RevisitResolver) -> Capture:
+    if e.kind != "revisit":
+        loaded = loader.load(e)
+        digest = payload_digest(loaded.content) if loaded.content is not None else e.digest
+        return build_capture(e, loaded, is_revisit=False, digest=digest)
+    original = resolver.resolve(e)
+    if original is None:
+        log.info("revisit of %s at %s: original capture not among the inputs", e.url, ts14(e.time))
+        return build_capture(e, Loaded(None, e.status, {}, e.mime), is_revisit=True, digest=e.digest)
+    orig = loader.load(original)
+    status = e.status if e.status is not None else orig.status
+    loaded = Loaded(orig.content, status, orig.headers, orig.content_type or original.mime, orig.error)
+    digest = e.digest or (payload_digest(orig.content) if orig.content is not None else None)
+    return build_capture(e, loaded, is_revisit=True, digest=digest)

@@ -1,0 +1,58 @@
+"""Baseline stores: where per-history state lives between captures.
+
+``open_store`` picks the backend named by ``store.backend``: ``sqlite`` (the
+embedded default, durable) or ``memory`` (batch runs, quick use).  Both
+implement :class:`~watcher.store.base.BaselineStore`.
+"""
+
+from __future__ import annotations
+
+from ..config import StoreConfig
+from ..errors import ConfigError
+from .base import BaselineStore, StoredBaseline
+from .codec import (
+    decode_fingerprint,
+    decode_verdict,
+    encode_fingerprint,
+    encode_verdict,
+    reduce_fingerprint,
+    verdict_from_dict,
+    verdict_to_dict,
+)
+from .memory import MemoryStore
+from .sqlite import SQLiteStore
+
+__all__ = [
+    "BaselineStore",
+    "MemoryStore",
+    "SQLiteStore",
+    "StoredBaseline",
+    "decode_fingerprint",
+    "decode_verdict",
+    "encode_fingerprint",
+    "encode_verdict",
+    "open_store",
+    "reduce_fingerprint",
+    "verdict_from_dict",
+    "verdict_to_dict",
+]
+
+
+def open_store(cfg: StoreConfig) -> BaselineStore:
+    """Open the store ``cfg`` describes (the SQLite file is created on first use)."""
+    if cfg.backend == "sqlite":
+        return SQLiteStore(
+            cfg.path,
+            keep_text=cfg.keep_text,
+            keep_shingles=cfg.keep_shingles,
+            history_limit=cfg.history_limit,
+            max_terms=cfg.max_terms,
+        )
+    if cfg.backend == "memory":
+        return MemoryStore(
+            keep_text=cfg.keep_text,
+            keep_shingles=cfg.keep_shingles,
+            history_limit=cfg.history_limit,
+            max_terms=cfg.max_terms,
+        )
+    raise ConfigError(f"unknown store backend {cfg.backend!r}", reason="store_backend")
