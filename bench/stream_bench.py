@@ -31,7 +31,7 @@ import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -249,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         marks = [samples[int(i * (len(samples) - 1) / 4)] for i in range(5)]
         print("RSS over the run (s: MB): " + ", ".join(f"{t:.0f}: {m:.0f}" for t, m in marks))
     print(f"peak RSS of the consumer process: {stream['peak_rss_mb']:.0f} MB (limit 1024 MB)")
-    print(f"(finished {datetime.now(timezone.utc):%H:%M:%S} UTC; workdir {workdir})")
+    print(f"(finished {datetime.now(UTC):%H:%M:%S} UTC; workdir {workdir})")
     return 0
 
 

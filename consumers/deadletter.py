@@ -17,7 +17,7 @@ from watcher.config import KafkaConfig
 from watcher.metrics import Metrics
 
 from .messages import H_SRC_KEY, H_SRC_OFFSET, H_SRC_PARTITION, H_SRC_TOPIC, dead_letter_message
-from .publisher import Publisher
+from .publisher import Publisher, PublishError
 
 log = logging.getLogger(__name__)
 
@@ -61,5 +61,10 @@ class DeadLetters:
             value=record.value, key=key, reason=reason, message=message, topic=topic, partition=partition,
             offset=offset, consumed_from=consumed, error_class=error_class,
         )
-        await self.publisher.send_all([(self.kafka.dead_letter_topic, key, body, None)])
+        try:
+            await self.publisher.send_all([(self.kafka.dead_letter_topic, key, body, None)])
+        except PublishError as exc:
+            log.error("dead letter for %s[%d]@%d refused by the broker; event dropped: %s", topic, partition,
+                      offset, exc, extra={"topic": topic, "partition": partition, "offset": offset})
+            return
         self.metrics.dead_letter.labels(reason=reason).inc()

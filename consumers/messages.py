@@ -17,6 +17,9 @@ from typing import Any
 from watcher.model import Verdict, utc
 
 ALERT_CHANGES = frozenset({"drifted", "off-topic"})
+# A dead letter holds the original bytes base64-encoded (4/3 larger): cap them
+# so the dead letter itself stays under the broker's default 1 MB message size.
+DEAD_LETTER_MAX_VALUE_BYTES = 512 * 1024
 
 # Headers the router puts on re-keyed events: where the raw event came from.
 H_SRC_TOPIC = "driftline-source-topic"
@@ -87,8 +90,13 @@ def dead_letter_message(
     consumed_from: Mapping[str, Any] | None = None,
     error_class: str | None = None,
 ) -> bytes:
-    """The message on ``dead_letter_topic``: the original bytes (base64), where
-    they came from, and why they could not be scored."""
+    """The message on ``dead_letter_topic``: the original bytes (base64, cut at
+    :data:`DEAD_LETTER_MAX_VALUE_BYTES`), where they came from, and why they
+    could not be scored."""
+    size = len(value) if value is not None else 0
+    truncated = value is not None and size > DEAD_LETTER_MAX_VALUE_BYTES
+    if truncated and value is not None:
+        value = value[:DEAD_LETTER_MAX_VALUE_BYTES]
     return _dumps({
         "type": "dead-letter",
         "reason": reason,
@@ -99,6 +107,8 @@ def dead_letter_message(
         "offset": offset,
         "key_b64": base64.b64encode(key).decode("ascii") if key is not None else None,
         "value_b64": base64.b64encode(value).decode("ascii") if value is not None else None,
+        "value_bytes": size,
+        "value_truncated": truncated,
         "consumed_from": dict(consumed_from) if consumed_from else None,
         "time": iso(datetime.now(UTC)),
     })

@@ -22,11 +22,20 @@ import logging
 from collections.abc import Iterable
 
 from aiokafka import AIOKafkaProducer
-from aiokafka.errors import KafkaError, UnknownError
+from aiokafka.errors import KafkaError, MessageSizeTooLargeError, RecordTooLargeError, UnknownError
 
 from watcher.config import KafkaConfig
+from watcher.errors import DriftlineError
 
 log = logging.getLogger(__name__)
+
+
+
+class PublishError(DriftlineError):
+    """A message the broker will never accept (too large): retrying cannot help."""
+
+    reason = "publish"
+
 
 Outgoing = tuple[str, bytes | None, bytes, list[tuple[str, bytes]] | None]  # topic, key, value, headers
 
@@ -48,7 +57,6 @@ class Publisher:
             enable_idempotence=idempotent,
             request_timeout_ms=self.kafka.request_timeout_ms,
             metadata_max_age_ms=self.kafka.metadata_max_age_ms,
-            linger_ms=5,
             retry_backoff_ms=200,
         )
 
@@ -80,8 +88,9 @@ class Publisher:
     async def send_all(self, messages: Iterable[Outgoing]) -> None:
         """Send ``messages`` and wait until the broker acknowledged every one.
 
-        Retries the whole set on failure (a duplicate is preferred to a loss);
-        raises ``asyncio.CancelledError`` only when cancelled (shutdown).
+        Retries the whole set on failure (a duplicate is preferred to a loss),
+        except for messages the broker can never take (:class:`PublishError`);
+        otherwise raises ``asyncio.CancelledError`` only when cancelled (shutdown).
         """
         pending = list(messages)
         if not pending:
@@ -99,6 +108,8 @@ class Publisher:
                 await asyncio.gather(*futures)
                 self.sent += len(pending)
                 return
+            except (MessageSizeTooLargeError, RecordTooLargeError) as exc:
+                raise PublishError(f"the broker refuses a message of this size: {exc!r}") from exc
             except KafkaError as exc:
                 log.warning("send of %d messages failed, retrying in %.1fs: %r", len(pending), delay, exc)
                 await asyncio.sleep(delay)

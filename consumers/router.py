@@ -69,4 +69,8 @@ class Router:
         ]
         if record.key is not None:
             headers.append((H_SRC_KEY, bytes(record.key)))
-        await self.publisher.send_all([(self.cfg.kafka.keyed_topic, key, record.value, headers)])
+        try:
+            await self.publisher.send_all([(self.cfg.kafka.keyed_topic, key, record.value, headers)])
+        except DriftlineError as exc:  # PublishError: too large to re-produce
+            self.metrics.events_failed.labels(reason=exc.reason).inc()
+            await self.dead_letters.send(record, exc.reason, str(exc), type(exc).__name__)

@@ -314,6 +314,8 @@ async def wayback() -> AsyncIterator[tuple[str, list[str]]]:
     async def handler(request: web.Request) -> web.Response:
         paths.append(request.path_qs)
         ts, url = request.match_info["ts"], request.match_info["url"]
+        if "redirect-out" in url:  # an archived redirect, not rewritten: Location is the live target
+            raise web.HTTPFound(request.query["to"])
         if ts.endswith("id_"):
             if "missing" in url:
                 raise web.HTTPNotFound()
@@ -371,6 +373,22 @@ async def test_sources_fall_through_in_order(
         with pytest.raises(AcquireError) as err:  # warc missing, then replay 404: both reported
             await acq.get(event("http://x.org/missing", warc_filename="NOPE.warc", warc_offset=0))
         assert "warc_missing" in str(err.value) and "http_status" in str(err.value)
+
+
+async def test_redirect_out_of_trusted_archive_is_guarded(wayback: tuple[str, list[str]]) -> None:
+    base, paths = wayback
+    hits: list[str] = []
+
+    async def secret(request: web.Request) -> web.Response:
+        hits.append(request.path)
+        return web.Response(text="internal")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", secret)
+    async with serve(app, host="127.0.0.2") as internal, Acquirer(make_cfg(replay_base=base)) as acq:
+        with pytest.raises(BlockedAddressError):
+            await acq.get(event(f"http://x.org/redirect-out?to={internal}/admin"))
+    assert len(paths) == 1 and hits == []
 
 
 def test_needs_content() -> None:

@@ -21,6 +21,7 @@ from watcher.events import (
     normalise_digest,
     parse_event,
     should_skip,
+    validate_event,
 )
 from watcher.events.skip import SKIP_REASONS
 from watcher.model import payload_digest
@@ -254,6 +255,22 @@ def test_driftline_event_errors(msg: dict[str, object], reason: str, needle: str
     assert needle in str(err.value)
 
 
+@pytest.mark.shared
+def test_round_trip_through_driftline_json(shared_data: Path) -> None:
+    """Any parsed event re-serialised as driftline JSON validates and parses back to the same capture."""
+    raw = (shared_data / "feeds" / "heritrix-kafka-archiveit.json").read_bytes()
+    lines = (shared_data / "feeds" / "heritrix-crawl.log").read_text().splitlines()
+    inline = _event(content=b"\x00binary\xff", doi="10.5555/xyz", watch={"id": "w1"}, status_code=200)
+    for original in [parse_event(raw), inline, *(parse_event(x) for x in lines)]:
+        doc = original.to_driftline()
+        validate_event(doc)
+        back = parse_event(json.dumps(doc))
+        assert back.format == "driftline"
+        for name in ("url", "timestamp", "status_code", "mimetype", "digest", "seed", "via", "hop_path", "job",
+                     "warc_filename", "warc_offset", "warc_length", "content", "annotations", "doi", "watch"):
+            assert getattr(back, name) == getattr(original, name), name
+
+
 def test_schema_is_valid_and_documents_the_fields() -> None:
     schema = event_schema()
     jsonschema.Draft202012Validator.check_schema(schema)
@@ -268,6 +285,7 @@ def test_schema_is_valid_and_documents_the_fields() -> None:
     ("value", "fmt", "reason"),
     [
         (b"", "auto", "unparseable"),
+        (None, "auto", "unparseable"),
         (b"\xff\xfe\x00garbage", "auto", "unparseable"),
         (b"{not json", "auto", "unparseable"),
         (b"[1, 2]", "driftline", "unparseable"),
@@ -281,7 +299,7 @@ def test_schema_is_valid_and_documents_the_fields() -> None:
          "auto", "invalid_field"),
     ],
 )
-def test_unparseable_messages(value: bytes, fmt: str, reason: str) -> None:
+def test_unparseable_messages(value: bytes | None, fmt: str, reason: str) -> None:
     with pytest.raises(EventError) as err:
         parse_event(value, fmt)
     assert err.value.reason == reason

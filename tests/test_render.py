@@ -14,7 +14,7 @@ from aiohttp import WSMsgType, web
 
 from tests.fixtures.browser import chromium_browser_pids
 from tests.fixtures.webserver import serve
-from watcher.acquire import Acquirer, RenderPool, count_scripts, rendered_capture, wants_render
+from watcher.acquire import Acquirer, RenderPool, count_scripts, quick_word_count, rendered_capture, wants_render
 from watcher.config import AcquireConfig, Config, LiveFetchConfig, RenderConfig
 from watcher.errors import BlockedAddressError, RenderError
 from watcher.events import CaptureEvent
@@ -130,6 +130,24 @@ async def test_script_built_page_renders(render_pool_session: RenderPool, app_si
 
 @pytest.mark.browser
 @session_loop
+async def test_acquirer_renders_script_built_live_pages(
+    render_pool_session: RenderPool, app_site: tuple[str, dict[str, int]]
+) -> None:
+    base, _ = app_site
+    cfg = Config(acquire=AcquireConfig(order=("live",), allow_addresses=("127.0.0.1/32",),
+                                       live=LiveFetchConfig(per_host_delay_s=0.0)))
+    seen: list[str] = []
+    async with Acquirer(cfg, on_fetch=lambda s, t: seen.append(s), renderer=render_pool_session) as acq:
+        cap = await acq.get(CaptureEvent(url=base + "/app/", timestamp=datetime(2024, 1, 1, tzinfo=UTC)))
+        assert cap.content is not None and b"built by javascript kumquat" in cap.content
+        assert cap.source == "live+render" and seen == ["live", "render"]
+        probe = CaptureEvent(url=base + "/probe?target=x&ws=y", timestamp=datetime(2024, 1, 1, tzinfo=UTC))
+        plain = await acq.get(probe)
+        assert plain.source == "live" and seen == ["live", "render", "live"]  # 1 script: not rendered
+
+
+@pytest.mark.browser
+@session_loop
 async def test_render_routes_every_request_through_the_guard(
     render_pool_session: RenderPool, app_site: tuple[str, dict[str, int]], secret_site: tuple[str, list[str]]
 ) -> None:
@@ -189,20 +207,21 @@ async def test_browser_restarts_after_sigkill(
     render_config: RenderConfig, app_site: tuple[str, dict[str, int]]
 ) -> None:
     base, _ = app_site
+    others = set(chromium_browser_pids())  # e.g. the session pool's browser: left alone
     pool = RenderPool(render_config, ("127.0.0.1/32",))
     try:
         first, _ = await pool.render(base + "/app/")
         assert b"kumquat" in first
-        before = set(chromium_browser_pids())
-        assert before, "no Chromium browser process found under this test process"
-        for pid in before:
+        mine = set(chromium_browser_pids()) - others
+        assert len(mine) == 1, "expected exactly one Chromium browser process for this pool"
+        for pid in mine:
             os.kill(pid, signal.SIGKILL)
         await asyncio.sleep(0.2)
         second, _ = await pool.render(base + "/app/")
         assert b"kumquat" in second
         assert pool.restarts == 1
-        after = set(chromium_browser_pids())
-        assert after and not (after & before)
+        relaunched = set(chromium_browser_pids()) - others
+        assert len(relaunched) == 1 and not (relaunched & mine)
     finally:
         await pool.close()
 
@@ -231,6 +250,12 @@ def test_wants_render_rules() -> None:
     event = CaptureEvent(url="https://app.example.org/report", timestamp=datetime(2024, 1, 1, tzinfo=UTC),
                          mimetype="text/html")
     assert wants_render(event, _cap(ctype=""), 0, 4, auto)
+
+
+def test_quick_word_count() -> None:
+    html = b"<html><head><style>p {x: y}</style><script>var a = 'one two three';</script></head>"
+    html += b"<body><p>four five</p><noscript>six</noscript> seven</body></html>"
+    assert quick_word_count(html) == 3
 
 
 def test_count_scripts() -> None:

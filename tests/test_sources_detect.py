@@ -26,6 +26,10 @@ def test_detect_by_content_not_extension(tmp_path: Path) -> None:
                     '<http://arch.example/20200101000000/http://a.example/>; rel="memento"; '
                     'datetime="Wed, 01 Jan 2020 00:00:00 GMT"\n')
     assert detect_input(str(link)) == "timemap"
+    split = tmp_path / "split"
+    split.write_text('<http://a.example/>\n ; rel="original",\n<http://arch.example/20200101000000/http://a.example/>'
+                     '\n ; rel="memento"; datetime="Wed, 01 Jan 2020 00:00:00 GMT"\n')
+    assert detect_input(str(split)) == "timemap"
     cdxj = tmp_path / "c.link"
     cdxj.write_text('org,example)/ 20200101000000 {"url": "http://example.org/", "filename": "x.warc.gz", '
                     '"offset": "0"}\n')

@@ -52,7 +52,6 @@ class ExtractConfig(_Frozen):
 class TokenConfig(_Frozen):
     stop_words: bool = True
     stemming: bool = False
-    min_token_len: int = 1
     shingle_size: int = 4
     minhash_permutations: int = 128
     keep_shingles: bool = True
@@ -66,17 +65,25 @@ class PolicyConfig(_Frozen):
     k: int = 2
     weights: Mapping[str, float] = Field(default_factory=dict)
     weighted_threshold: float = 0.5
-    minor_margin: float = 0.5
 
 
 class BaselineConfig(_Frozen):
     policy: Literal["first", "first-valid", "pinned", "rolling"] = "first"
-    rolling_window: int = 5
     pinned: Mapping[str, str] = Field(default_factory=dict)  # history -> 14-digit timestamp
 
 
+DEFAULT_VOTING: dict[str, float | None] = {"tfintersection": 1.0, "wordcount": -0.95}
+DEFAULT_REPORTED: tuple[str, ...] = ("cosine", "containment", "resemblance", "jaccard", "sorensen", "bytecount",
+                                     "raw_simhash", "tf_simhash", "title", "doi", "language")
+
+
 class EngineConfig(_Frozen):
-    measures: Mapping[str, float | None] = Field(default_factory=dict)
+    """The engine.  ``measures`` vote on the overall status (name -> threshold,
+    ``null`` for the measure's default); ``report_measures`` are scored and
+    shown with their own status but do not vote."""
+
+    measures: Mapping[str, float | None] = Field(default_factory=lambda: dict(DEFAULT_VOTING))
+    report_measures: tuple[str, ...] = DEFAULT_REPORTED
     policy: PolicyConfig = PolicyConfig()
     baseline: BaselineConfig = BaselineConfig()
     extract: ExtractConfig = ExtractConfig()
@@ -84,7 +91,6 @@ class EngineConfig(_Frozen):
     canonical: CanonicalConfig = CanonicalConfig()
     page_kinds: bool = True
     site_identity: bool = True
-    language_change: bool = True
 
 
 class StoreConfig(_Frozen):
@@ -137,7 +143,7 @@ class KafkaConfig(_Frozen):
     metadata_max_age_ms: int = 30_000
     commit_interval_ms: int = 1_000
     shutdown_timeout_s: float = 20.0
-    score_threads: int = 2
+    score_threads: int = 1  # threads running engine/store calls; the engine is not thread-safe, so 1
     alert_ledger_path: str | None = None  # default: next to the SQLite store ("<store.path>.alerts")
 
 

@@ -15,14 +15,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from . import measures as M
-from .config import EngineConfig
+from .config import DEFAULT_VOTING, EngineConfig
 from .fingerprint import fingerprint
 from .model import Behaviour, Capture, Fingerprint, HistoryResult, MeasureResult, Verdict, ts14, utc, verdict_id
 from .verdict import Decision, decide, score_measures
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MEASURES: dict[str, float | None] = {"cosine": None, "wordcount": None, "containment": None}
 
 
 def idf_table(n_docs: int, df: Mapping[str, int]) -> dict[str, float]:
@@ -54,10 +53,13 @@ class Engine:
     """Stateless scoring engine; safe to share across histories (not threads)."""
 
     def __init__(self, config: EngineConfig) -> None:
-        measures = dict(config.measures) or dict(DEFAULT_MEASURES)
-        for name in measures:
+        measures = dict(config.measures) or dict(DEFAULT_VOTING)
+        for name in (*measures, *config.report_measures):
             M.get(name)  # unknown names fail loudly, at start-up
-        self.config = config.model_copy(update={"measures": {M.get(n).name: t for n, t in measures.items()}})
+        self.config = config.model_copy(update={
+            "measures": {M.get(n).name: t for n, t in measures.items()},
+            "report_measures": tuple(M.get(n).name for n in config.report_measures),
+        })
 
     # -- one capture --------------------------------------------------------
     def fingerprint(self, capture: Capture) -> Fingerprint:

@@ -39,7 +39,10 @@ def fmt(x: float) -> str:
 def score_measures(base: Fingerprint, cur: Fingerprint, cfg: EngineConfig, ctx: M.Context) -> dict[str, MeasureResult]:
     """Score every configured measure; ``None`` scores get status ``n/a``."""
     out: dict[str, MeasureResult] = {}
-    for name, threshold in cfg.measures.items():
+    wanted: dict[str, float | None] = dict(cfg.measures)
+    for name in cfg.report_measures:
+        wanted.setdefault(M.get(name).name, None)
+    for name, threshold in wanted.items():
         spec = M.get(name)
         t = spec.threshold if threshold is None else float(threshold)
         score = spec.fn(base, cur, ctx)
@@ -52,7 +55,8 @@ def score_measures(base: Fingerprint, cur: Fingerprint, cfg: EngineConfig, ctx: 
 
 
 def _policy_flags(results: Mapping[str, MeasureResult], cfg: EngineConfig) -> tuple[bool, list[MeasureResult]]:
-    scored = [r for r in results.values() if r.score is not None]
+    voting = set(cfg.measures)
+    scored = [r for r in results.values() if r.score is not None and r.name in voting]
     flagged = [r for r in scored if r.status == "off-topic"]
     pol = cfg.policy
     if not scored:

@@ -2,7 +2,7 @@
 
 Public API::
 
-    Acquirer(cfg, on_fetch=None): await get(event) -> Capture; await close()
+    Acquirer(cfg, on_fetch=None, renderer=None): await get(event) -> Capture; await close()
     needs_content(event, baseline_digest) -> bool
     AddressPolicy(allow_cidrs), GuardedResolver     (SSRF guard)
     HttpFetcher, FetchResult                        (guarded HTTP client)
@@ -17,7 +17,7 @@ from __future__ import annotations
 from .acquirer import FETCH_SOURCES, Acquirer, FetchCallback, needs_content
 from .http import FetchResult, HttpFetcher
 from .netguard import AddressPolicy, GuardedResolver, address_category
-from .render import RenderPool, count_scripts, rendered_capture, wants_render
+from .render import RenderPool, count_scripts, quick_word_count, rendered_capture, wants_render
 from .replay import build_replay_uri, raw_replay_uri
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "build_replay_uri",
     "count_scripts",
     "needs_content",
+    "quick_word_count",
     "raw_replay_uri",
     "rendered_capture",
     "wants_render",

@@ -7,10 +7,11 @@ replay of the capture; a live fetch of the URL).  The first source that
 yields a payload wins; failures fall through to the next source and the last
 failure is raised when none succeeds.
 
-Trust: ``warc_http_base`` and ``replay_base`` are operator configuration and
-fetched without the SSRF guard; everything taken from an event (its URL, its
-replay URI unless it points at the configured replay host) is fetched only
-through the guard.
+Trust: the hosts of ``warc_http_base`` and ``replay_base`` are operator
+configuration and admitted whatever address they have (a pywb on localhost is
+common); a redirect leaving them, and everything taken from an event (its
+URL, its replay URI unless it points at the configured replay host), passes
+the SSRF guard.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ..events.model import CaptureEvent, normalise_digest
 from ..model import Capture, payload_digest
 from .http import FetchResult, HttpFetcher
 from .netguard import AddressPolicy
+from .render import RenderPool, count_scripts, quick_word_count, rendered_capture, wants_render
 from .replay import build_replay_uri, raw_replay_uri
 from .warc import RecordExtent, WarcPayload, find_warc, parse_record, read_record_bytes, safe_warc_name
 
@@ -36,7 +38,7 @@ log = logging.getLogger(__name__)
 
 # on_fetch(source, seconds): one call per attempted fetch, success or failure.
 FetchCallback = Callable[[str, float], None]
-FETCH_SOURCES = ("warc", "warc_http", "replay", "live")
+FETCH_SOURCES = ("warc", "warc_http", "replay", "live", "render")
 _OK_ARCHIVE_STATUSES = range(200, 400)
 
 
@@ -54,17 +56,24 @@ def needs_content(event: CaptureEvent, baseline_digest: str | None) -> bool:
 class Acquirer:
     """Obtains a :class:`~watcher.model.Capture` with content for a :class:`CaptureEvent`."""
 
-    def __init__(self, cfg: Config, *, on_fetch: FetchCallback | None = None) -> None:
+    def __init__(
+        self, cfg: Config, *, on_fetch: FetchCallback | None = None, renderer: RenderPool | None = None
+    ) -> None:
+        """``renderer`` (optional, owned by the caller): live captures that
+        :func:`wants_render` picks are replaced by their rendered DOM."""
         self.cfg = cfg
+        self.renderer = renderer
         self.acfg = cfg.acquire
         self.on_fetch = on_fetch
         self.policy = AddressPolicy(self.acfg.allow_addresses)
         live = self.acfg.live
         # Event URLs: guarded, polite (per-host delay).
         self.live_fetcher = HttpFetcher(live, self.policy)
-        # Configured archive endpoints (replay, WARC server): trusted, no delay.
-        self.archive_fetcher = HttpFetcher(live, None, per_host_delay_s=0.0)
+        # Configured archive endpoints (replay, WARC server): trusted hosts, no delay.
         self._replay_host = _host(self.acfg.replay_base) if self.acfg.replay_base else None
+        trusted = [h for h in (self._replay_host, _host(self.acfg.warc_http_base or "")) if h]
+        self.archive_policy = AddressPolicy(self.acfg.allow_addresses, trusted_hosts=trusted)
+        self.archive_fetcher = HttpFetcher(live, self.archive_policy, per_host_delay_s=0.0)
 
     async def __aenter__(self) -> Acquirer:
         return self
@@ -119,11 +128,13 @@ class Acquirer:
                 return self._from_warc_http(event)
             return None
         if source == "replay":
-            if event.replay_uri or self.acfg.replay_base:
+            # driftline's own events without a replay URI are fresh (DOI scheduler):
+            # the archive cannot have them yet, so no replay_base guess for those.
+            if event.replay_uri or (self.acfg.replay_base and event.crawler != "driftline"):
                 return self._from_replay(event)
             return None
         if source == "live":
-            return self._from_live(event)
+            return self._from_live_maybe_rendered(event)
         raise AcquireError(f"unknown acquire source {source!r}", reason="config")
 
     # -- WARC ---------------------------------------------------------------
@@ -211,6 +222,25 @@ class Acquirer:
         return self._http_capture(event, result, "replay", digest=event.digest, uri_m=uri)
 
     # -- live ---------------------------------------------------------------
+
+    async def _from_live_maybe_rendered(self, event: CaptureEvent) -> Capture:
+        """Live capture, rendered in Chromium when configured/needed (live pages only:
+        rendering an archived capture would mix in today's subresources)."""
+        capture = await self._from_live(event)
+        if self.renderer is None or not capture.content or capture.status is None or capture.status >= 400:
+            return capture
+        content = capture.content
+        if not wants_render(event, capture, quick_word_count(content), count_scripts(content), self.cfg.render):
+            return capture
+        started = time.perf_counter()
+        try:
+            html, _ = await self.renderer.render(event.url)
+        except AcquireError as exc:  # RenderError and BlockedAddressError included
+            log.info("render of %s failed (%s); scoring the raw page", event.url[:200], exc.reason)
+            return capture
+        finally:
+            self._timed("render", started)
+        return rendered_capture(capture, html)
 
     async def _from_live(self, event: CaptureEvent) -> Capture:
         """Fetch the URL now.  Client and server errors below 500 are returned

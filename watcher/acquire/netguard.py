@@ -109,10 +109,14 @@ class AddressPolicy:
 
     ``allow`` lists CIDRs that are admitted even though refused by default
     (an allow-listed address is admitted, metadata addresses included: the
-    operator asked for it explicitly).
+    operator asked for it explicitly).  ``trusted_hosts`` are host names
+    (or IP literals) from the operator's configuration (replay and WARC
+    servers): they are admitted whatever they resolve to, while redirects
+    leaving them are checked like any other URL.
     """
 
-    def __init__(self, allow: Iterable[str] = ()) -> None:
+    def __init__(self, allow: Iterable[str] = (), trusted_hosts: Iterable[str] = ()) -> None:
+        self.trusted_hosts = frozenset(h.strip().rstrip(".").lower().strip("[]") for h in trusted_hosts if h.strip())
         nets: list[IPNetwork] = []
         for cidr in allow:
             try:
@@ -120,6 +124,9 @@ class AddressPolicy:
             except ValueError as exc:
                 raise AcquireError(f"allow_addresses: bad CIDR {cidr!r}: {exc}", reason="config") from None
         self.allow: tuple[IPNetwork, ...] = tuple(nets)
+
+    def is_trusted_host(self, host: str) -> bool:
+        return host.rstrip(".").lower().strip("[]") in self.trusted_hosts
 
     def _allowed(self, ip: IPAddress) -> bool:
         candidates = [ip]
@@ -161,6 +168,8 @@ class AddressPolicy:
             raise AcquireError(f"scheme {parts.scheme!r} is not fetched", reason="bad_url")
         if not host:
             raise AcquireError(f"URL has no host: {url[:200]!r}", reason="bad_url")
+        if self.is_trusted_host(host):
+            return host
         if host in METADATA_HOSTS:
             raise BlockedAddressError(f"refusing {host!r}: cloud metadata host name")
         try:
@@ -189,6 +198,8 @@ class GuardedResolver(AbstractResolver):
         if host.rstrip(".").lower() in METADATA_HOSTS:
             raise BlockedAddressError(f"refusing {host!r}: cloud metadata host name")
         results = await self._inner.resolve(host, port, family)
+        if self.policy.is_trusted_host(host):
+            return results
         for result in results:
             self.policy.check_address(result["host"], host)
         log.debug("resolved %s to %s", host, [r["host"] for r in results])

@@ -72,6 +72,21 @@ _DROP_REQUEST = frozenset({"host", "content-length", "connection", "accept-encod
 _SCRIPT_TAG = re.compile(rb"<script\b", re.IGNORECASE)
 
 
+_INVISIBLE = re.compile(rb"<(script|style|noscript|template)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(rb"<[^>]*>")
+_WORD = re.compile(rb"[^\s<>&;]+")
+
+
+def quick_word_count(html: bytes) -> int:
+    """Rough number of visible words (scripts, styles and tags removed).
+
+    Only for deciding whether a page is script-built; the engine's extraction
+    is the real word count.
+    """
+    visible = _TAG.sub(b" ", _INVISIBLE.sub(b" ", html[:2_000_000]))
+    return len(_WORD.findall(visible))
+
+
 def count_scripts(html: bytes | str) -> int:
     """Number of ``<script`` tags (a cheap signal that a page is built by JavaScript)."""
     data = html.encode("utf-8", "replace") if isinstance(html, str) else html

@@ -144,6 +144,39 @@ class CaptureEvent:
         """Canonical URL key of this capture's history (same as the batch scanner's)."""
         return url_key(self.url, _canonical_cfg(cfg))
 
+    def to_driftline(self) -> dict[str, Any]:
+        """This event as driftline event JSON (``event.schema.json``), e.g. for the DOI scheduler.
+
+        Inline content is base64-encoded; crawler-specific fields go to ``extra``.
+        """
+        out: dict[str, Any] = {"type": "driftline.capture", "url": self.url, "timestamp": self.timestamp.isoformat()}
+        optional: dict[str, Any] = {
+            "status_code": self.status_code,
+            "mimetype": self.mimetype,
+            "content_length": self.content_length,
+            "digest": self.digest,
+            "seed": self.seed,
+            "via": self.via,
+            "hop_path": self.hop_path,
+            "job": self.job,
+            "warc_filename": self.warc_filename,
+            "warc_offset": self.warc_offset,
+            "warc_length": self.warc_length,
+            "replay_uri": self.replay_uri,
+            "doi": self.doi,
+            "watch": dict(self.watch) if self.watch is not None else None,
+        }
+        out.update({k: v for k, v in optional.items() if v is not None})
+        out["crawler"] = self.crawler if self.crawler != "unknown" else "driftline"
+        if self.content is not None:
+            out["content"] = base64.b64encode(self.content).decode("ascii")
+            out["content_encoding"] = "base64"
+        if self.annotations:
+            out["annotations"] = list(self.annotations)
+        if self.extra:
+            out["extra"] = dict(self.extra)
+        return out
+
     def to_capture(
         self,
         content: bytes | None,

@@ -29,7 +29,9 @@ _JSON_PARSERS: dict[str, Callable[[Mapping[str, Any]], CaptureEvent]] = {
 }
 
 
-def _text(value: bytes | str) -> str:
+def _text(value: bytes | str | None) -> str:
+    if value is None:
+        raise EventError("message has no value (tombstone)", reason="unparseable")
     if isinstance(value, str):
         text = value
     else:
@@ -65,7 +67,7 @@ def detect_json_format(obj: Mapping[str, Any]) -> str:
     return "driftline"
 
 
-def detect_format(value: bytes | str) -> str:
+def detect_format(value: bytes | str | None) -> str:
     """The concrete format of one message (never ``auto``)."""
     text = _text(value)
     if text.startswith("{"):
@@ -73,7 +75,7 @@ def detect_format(value: bytes | str) -> str:
     return "crawl-log"
 
 
-def parse_event(value: bytes | str, fmt: str = "auto") -> CaptureEvent:
+def parse_event(value: bytes | str | None, fmt: str = "auto") -> CaptureEvent:
     """Parse one message value into a :class:`CaptureEvent`.
 
     Raises :class:`~watcher.errors.EventError` with reason ``unparseable``

@@ -81,7 +81,7 @@ def classify_text(head: bytes) -> InputKind:
     first = lines[0]
     if _CDX_HEADER.match(first):
         return "cdx"
-    if _LINK_ENTRY.match(first):
+    if _LINK_ENTRY.match(first) or (first.lstrip().startswith("<") and "rel=" in text):
         return "timemap"
     rows = [ln for ln in lines if not ln.startswith("!")]
     if any(ln.startswith("!context") or ln.startswith("!meta") for ln in lines[:10]) and (

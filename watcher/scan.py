@@ -1,0 +1,94 @@
+"""Batch scan: histories in, results out, on every core, in bounded memory.
+
+Histories are independent, so they are scored in worker processes.  Only a
+small window of histories is in flight at once (``2 x workers``): the input
+iterator loads a history's payloads lazily, and an unbounded pool would pull
+the whole archive into memory.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any
+
+from .config import Config, EngineConfig
+from .engine import Engine
+from .model import Capture, HistoryResult
+
+log = logging.getLogger(__name__)
+
+_ENGINE: Engine | None = None
+
+
+def _init_worker(cfg: EngineConfig) -> None:
+    global _ENGINE
+    _ENGINE = Engine(cfg)
+
+
+def _score(history: str, captures: list[Capture]) -> HistoryResult:
+    assert _ENGINE is not None, "worker not initialised"
+    return _ENGINE.scan_history(history, captures)
+
+
+def worker_count(cfg: Config) -> int:
+    return cfg.scan.workers if cfg.scan.workers > 0 else max(1, os.cpu_count() or 1)
+
+
+def score_histories(histories: Iterable[tuple[str, list[Capture]]], cfg: Config,
+                    workers: int | None = None) -> Iterator[HistoryResult]:
+    """Score every history; yields results in input order."""
+    n = workers or worker_count(cfg)
+    engine = Engine(cfg.engine)  # validates measure names before any work starts
+    if n <= 1:
+        for history, caps in histories:
+            yield engine.scan_history(history, caps)
+        return
+    window: deque[Future[HistoryResult]] = deque()
+    with ProcessPoolExecutor(max_workers=n, initializer=_init_worker, initargs=(engine.config,)) as pool:
+        for history, caps in histories:
+            window.append(pool.submit(_score, history, caps))
+            while len(window) >= 2 * n:
+                yield window.popleft().result()
+        while window:
+            yield window.popleft().result()
+
+
+def _progress(it: Iterable[HistoryResult], enabled: bool) -> Iterable[HistoryResult]:
+    if not enabled or not sys.stderr.isatty():
+        return it
+    from tqdm import tqdm
+
+    def counted() -> Iterator[HistoryResult]:
+        with tqdm(unit=" captures", file=sys.stderr, desc="scan") as bar:
+            for r in it:
+                bar.update(len(r.verdicts))
+                yield r
+
+    return counted()
+
+
+def scan(inputs: Sequence[str], cfg: Config, out: str | None, fmt: str | None = None,
+         workers: int | None = None) -> dict[str, Any]:
+    """``driftline scan``: read inputs, score, write results; return counts."""
+    from .output import write_results
+    from .sources import iter_histories
+
+    it = iter_histories(inputs, cfg)
+    counts = {"histories": 0, "captures": 0, "off-topic": 0, "empty": 0}
+
+    def counted(results: Iterable[HistoryResult]) -> Iterator[HistoryResult]:
+        for r in results:
+            counts["histories"] += 1
+            counts["captures"] += len(r.verdicts)
+            counts["off-topic"] += sum(v.status == "off-topic" for v in r.verdicts)
+            counts["empty"] += sum(v.status == "empty" for v in r.verdicts)
+            yield r
+
+    results = _progress(counted(score_histories(it, cfg, workers)), cfg.scan.progress)
+    write_results(results, out, fmt or cfg.scan.format, cfg, it.uri_t)
+    return counts
