@@ -74,7 +74,7 @@ class BaselineConfig(_Frozen):
 
 DEFAULT_VOTING: dict[str, float | None] = {"tfintersection": 1.0, "wordcount": -0.95}
 DEFAULT_REPORTED: tuple[str, ...] = ("cosine", "containment", "resemblance", "jaccard", "sorensen", "bytecount",
-                                     "raw_simhash", "tf_simhash", "title", "doi", "language")
+                                     "tf_simhash", "title", "doi", "language")
 
 
 class EngineConfig(_Frozen):

@@ -224,6 +224,7 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
     text = doc.text
     language = lang.detect(text, doc.lang_attr)
     tokens = words(text, language)
+    needed = {*cfg.measures, *cfg.report_measures}
     terms = terms_of(tokens, language, stop=cfg.tokens.stop_words, stem=cfg.tokens.stemming)
     tf = Counter(terms)
     hashes = shingle_hashes(tokens, cfg.tokens.shingle_size)
@@ -252,8 +253,8 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
         term_freqs=dict(tf),
         shingle_count=int(len(hashes)),
         minhash=minhash_of(hashes, cfg.tokens.minhash_permutations) if len(hashes) else b"",
-        simhash_raw=raw_simhash(raw or text),
-        simhash_tf=_simhash(terms),
+        simhash_raw=raw_simhash(raw or text) if "raw_simhash" in needed else 0,
+        simhash_tf=_simhash(terms) if "tf_simhash" in needed else 0,
         dois=dois,
         citation=citation,
         page_kind=pk.kind if pk else None,
@@ -261,7 +262,7 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
         host=host_of(capture.url),
         redirect=redirect,
         shingles=frozenset(int(h) for h in hashes) if cfg.tokens.keep_shingles else None,
-        tokens=tuple(tokens) if cfg.tokens.keep_tokens else None,
+        tokens=tuple(tokens) if cfg.tokens.keep_tokens and "levenshtein" in needed else None,
         text=text,
         stemmed=cfg.tokens.stemming,
         boilerplate_removed=cfg.extract.main_content,

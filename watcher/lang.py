@@ -68,7 +68,7 @@ def detect(text: str, hint: str | None = None) -> str | None:
     ``hint`` (the page's ``lang`` attribute) is used only when the text is too
     short to classify: page templates often carry a wrong ``lang``.
     """
-    sample = text[:4000]
+    sample = text[:2500]
     letters = sum(ch.isalpha() for ch in sample[:2000])
     if letters < 40:
         return macro(hint) if hint else None

@@ -267,7 +267,8 @@ _SPAM_POSTS = [
 def millbrook_page(i: int) -> str:
     if i >= 2:
         title, paras = _SPAM_POSTS[i - 2]
-        return render_blog("Millbrook History", f"{title} - Millbrook History", title,
+        # The domain was bought at auction by an affiliate network: its own brand, nothing of the society left.
+        return render_blog("SmartMoney Daily", f"{title} - SmartMoney Daily", title,
                            f"Posted by admin · {['3 October', '17 October', '31 October'][i - 2]} 2025",
                            paras, ["Home", "Finance", "Insurance", "Tech", "Travel"],
                            ["Compare credit cards", "Get an insurance quote", "Today's tech deals"])

@@ -261,15 +261,20 @@ async def demo(cfg: Config, *, once: bool, out: TextIO | None = None, workdir: P
         try:
             await asyncio.wait_for(ready.wait(), 30.0)
             pace = (0.0 if once else 1.0) if pace_s is None else pace_s
+            deadline = time.monotonic() + timeout_s
+            expected = 0
             for batch in _crawl_batches(list(crawl.events)):
+                # One crawl at a time, as real crawls are weeks apart: Heritrix's feed
+                # is unkeyed, so events produced together land on different input
+                # partitions and a later capture could be scored before an earlier one.
                 await produce(app.bootstrap_servers, DEMO_TOPIC, [json.dumps(e).encode("utf-8") for e in batch])
+                expected += sum(1 for e in batch if e["hop_path"] == "")
+                while len(result.verdicts) + len(result.dead_letters) < expected:
+                    if time.monotonic() > deadline:
+                        break
+                    await asyncio.sleep(0.05)
                 if pace:
                     await asyncio.sleep(pace)
-            deadline = time.monotonic() + timeout_s
-            while time.monotonic() < deadline:
-                if len(result.verdicts) + len(result.dead_letters) >= crawl.scored_events:
-                    break
-                await asyncio.sleep(0.1)
             await app.wait_caught_up(timeout_s=max(1.0, deadline - time.monotonic()))
             await asyncio.sleep(0.5)  # the last recommendation and alerts of the final capture
             result.complete = len(result.verdicts) >= crawl.scored_events

@@ -35,6 +35,8 @@ _ARCHIVED_PREFIX = re.compile(r"^\s*\[ARCHIVED CONTENT\]\s*", re.I)
 # Archive banners: ids/classes of elements archives inject into replayed pages.
 _BANNER_IDS = ("wm-ipp", "wm-ipp-base", "wm-ipp-print", "donato", "webArchiveInfobox", "PRONIBANNER",
                "_wm_toolbar", "wb_header", "archiveit-banner", "wm-btns")
+_BANNER_XPATH = lxml.etree.XPath("//*[" + " or ".join(f'@id="{b}"' for b in _BANNER_IDS) + "]")
+_INVISIBLE = ("script", "style", "noscript", "template", "svg", "head", "select", "object", "embed")
 _BOILERPLATE_TAGS = ("nav", "header", "footer", "aside", "form", "menu")
 _BOILERPLATE_ATTR = re.compile(
     r"(^|[\s_-])(nav|navbar|navigation|menu|sidebar|side-bar|footer|header|breadcrumb|cookie|banner|"
@@ -103,10 +105,9 @@ def _drop(el: lxml.html.HtmlElement) -> None:
 def remove_banners(root: lxml.html.HtmlElement, site_name: str) -> int:
     """Remove archive banners; return how many elements were removed."""
     removed = 0
-    for bid in _BANNER_IDS:
-        for el in root.xpath(f'//*[@id="{bid}"]'):
-            _drop(el)
-            removed += 1
+    for el in _BANNER_XPATH(root):
+        _drop(el)
+        removed += 1
     if "archive.is" in site_name.lower() or "archive.today" in site_name.lower():
         for el in root.xpath('//*[@id="HEADER"] | //table[@id="hashtags"] | //*[@id="hashtags"]'):
             _drop(el)
@@ -165,7 +166,7 @@ def read_html(html: str, *, banners: bool = True, main_content: bool = False) ->
     doc.lang_attr = root.get("lang") or root.get("xml:lang")
     doc.script_count = sum(1 for _ in root.iter("script"))
     doc.frames = [f.get("src", "") for f in root.iter("frame", "iframe") if f.get("src")][:20]
-    if banners:
+    if banners and any(b in html for b in _BANNER_IDS + ("HEADER",)):
         remove_banners(root, doc.site_name)
     for h in root.iter("h1", "h2"):
         t = _text_of(h)
@@ -173,6 +174,9 @@ def read_html(html: str, *, banners: bool = True, main_content: bool = False) ->
             doc.headings.append(t)
         if len(doc.headings) >= 20:
             break
+    # Inscriptis walks every node; drop the subtrees it would hide anyway.
+    for el in list(root.iter(*_INVISIBLE)):
+        _drop(el)
     if main_content:
         remove_boilerplate(root)
     try:

@@ -1,0 +1,150 @@
+"""Decoding, cleaning and extraction of archived pages."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from watcher.canonical import original_url, surt_prefix, url_key
+from watcher.config import CanonicalConfig, EngineConfig
+from watcher.engine import behaviour_of
+from watcher.extract.decode import choose_encoding, decode
+from watcher.extract.html import read_html
+from watcher.fingerprint import fingerprint, words
+from watcher.model import Capture
+from watcher.pagekinds import detect_page_kind
+
+ARABIC = "منظمة حقوق الإنسان تدافع عن حرية التعبير في كل مكان"
+
+
+def test_wrong_http_charset_on_utf8_bytes() -> None:
+    data = f"<html><body><p>{ARABIC}</p></body></html>".encode()
+    text, enc = decode(data, "text/html; charset=iso-8859-1")
+    assert enc == "utf-8"
+    assert ARABIC in text
+
+
+def test_meta_charset_windows_1256() -> None:
+    data = (f'<html><head><meta http-equiv="Content-Type" content="text/html; charset=windows-1256">'
+            f"</head><body><p>{ARABIC}</p></body></html>").encode("cp1256")
+    text, enc = decode(data, "text/html")
+    assert enc == "cp1256"
+    assert ARABIC in text
+
+
+def test_undeclared_legacy_encoding_is_detected() -> None:
+    russian = "Права человека и свобода слова защищаются нашей организацией каждый день. " * 5
+    text, enc = decode(f"<p>{russian}</p>".encode("cp1251"), None)
+    assert "Права человека" in text, enc
+
+
+def test_bom_wins_and_bad_bytes_never_raise() -> None:
+    text, enc = decode(b"\xef\xbb\xbf<p>caf\xc3\xa9</p>", "text/html; charset=latin-1")
+    assert enc == "utf-8" and "café" in text
+    text, _ = decode(b"<p>\xff\xfe\xfa broken \x81\x8d</p>", "text/html; charset=utf-8")
+    assert "broken" in text
+    assert choose_encoding(b"plain ascii") == "utf-8"
+
+
+def test_nul_and_control_characters_removed() -> None:
+    data = b"<ht\x00ml><bo\x00dy><p>Hu\x00man rig\x01hts\x0b report</p></body></html>"
+    fp = fingerprint(Capture(url="http://x.org/", timestamp=datetime(2020, 1, 1), content=data), EngineConfig())
+    assert fp.text is not None and "Human rights report" in fp.text
+
+
+def test_unclosed_noscript_does_not_swallow_the_page() -> None:
+    html = ("<html><body><noscript><p>Please enable JavaScript<div>"
+            "<h1>Annual report</h1><p>The commission published its findings on detention.</p></body></html>")
+    doc = read_html(html)
+    assert "commission published its findings" in doc.text
+    escaped = "<noscript>&lt;img src=x&gt;</noscript><p>Visible text stays</p>"
+    assert read_html(escaped).text == "Visible text stays"
+
+
+@pytest.mark.parametrize("banner", [
+    '<div id="wm-ipp"><p>The Wayback Machine has 57 captures</p></div>',
+    '<div id="webArchiveInfobox"><p>This is an archived page of the UK Government Web Archive</p></div>',
+    '<div id="PRONIBANNER"><p>PRONI web archive banner text</p></div>',
+])
+def test_archive_banners_removed(banner: str) -> None:
+    html = f"<html><body>{banner}<p>Original article text about water rights.</p></body></html>"
+    text = read_html(html).text
+    assert "Original article text" in text
+    assert "Wayback" not in text and "archived page" not in text and "PRONI" not in text
+
+
+def test_archive_is_banner_only_when_site_is_archive_is() -> None:
+    page = ('<html><head><meta property="og:site_name" content="archive.is"></head><body>'
+            '<div id="HEADER">archive.is saved from</div><table id="hashtags"><tr><td>#tag</td></tr></table>'
+            "<p>Body text survives.</p></body></html>")
+    text = read_html(page).text
+    assert "saved from" not in text and "#tag" not in text and "Body text survives." in text
+    own = '<html><body><div id="HEADER">Site header kept</div><p>Body</p></body></html>'
+    assert "Site header kept" in read_html(own).text
+    assert read_html("<p>[ARCHIVED CONTENT] Press release</p>").text == "Press release"
+
+
+def test_whitespace_normalised() -> None:
+    a = read_html("<p>Human   rights\n\n\n   defenders</p>").text
+    b = read_html("<p>Human rights</p>\n<p>defenders</p>").text.replace("\n", " ")
+    assert a == "Human rights defenders" == b
+
+
+def test_cjk_text_becomes_bigrams() -> None:
+    assert words("人权观察", None) == ["人权", "权观", "观察"]
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("http://www.Example.org:80/path/?b=2&a=1", "https://example.org/path?a=1&b=2"),
+    ("HTTP://EXAMPLE.ORG", "http://example.org/"),
+    ("http://example.org/x?utm_source=feed", "http://example.org/x"),
+])
+def test_canonical_keys_group_spellings(a: str, b: str) -> None:
+    assert url_key(a) == url_key(b)
+    assert url_key(a).startswith("org,example)")
+
+
+def test_canonical_options_are_configurable() -> None:
+    strict = CanonicalConfig(strip_www=False, ignore_scheme=False)
+    assert url_key("http://www.example.org/", strict) != url_key("https://example.org/", strict)
+    assert url_key("http://example.org/a?x=1") != url_key("http://example.org/a?x=2")
+
+
+def test_original_url_and_surt_prefix() -> None:
+    uri_m = "http://wayback.archive-it.org/1068/20111013000640/http://acda.co/"
+    assert original_url(uri_m) == "http://acda.co/"
+    assert original_url("https://web.archive.org/web/20120103014326id_/http://example.org/") == "http://example.org/"
+    assert surt_prefix("http://www.example.co.uk/page") == "http://(uk,co,example,"
+
+
+@pytest.mark.parametrize(("title", "text", "kind"), [
+    ("Domain for sale", "This domain may be for sale. Buy this domain.", "parked"),
+    ("Account Suspended", "This account has been suspended. Contact your hosting provider.", "suspended"),
+    ("", "Error establishing a database connection", "database-error"),
+    ("404 Not Found", "The requested URL was not found on this server.", "soft-404"),
+    ("Apache2 Ubuntu Default Page: It works", "It works!", "under-construction"),
+    ("Just a moment...", "Checking your browser before accessing the site.", "bot-challenge"),
+    ("Página no encontrada", "Lo sentimos", "soft-404"),
+    ("", "SITIO NO DISPONIBLE", "suspended"),
+])
+def test_page_kinds(title: str, text: str, kind: str) -> None:
+    found = detect_page_kind(title, [], text, len(text.split()))
+    assert found is not None and found.kind == kind
+
+
+def test_long_article_mentioning_an_error_is_not_a_soft_404() -> None:
+    text = "The report says the page not found error confused readers. " + "Rights advocacy work continues. " * 80
+    assert detect_page_kind("Annual report on access", [], text, len(text.split())) is None
+
+
+@pytest.mark.parametrize(("seq", "behaviour"), [
+    (["baseline", "on-topic", "on-topic"], "Always On"),
+    (["baseline", "on-topic", "off-topic", "off-topic"], "Step Function On"),
+    (["off-topic", "off-topic", "on-topic"], "Step Function Off"),
+    (["baseline", "off-topic", "on-topic", "off-topic"], "Oscillating"),
+    (["off-topic", "off-topic"], "Always Off"),
+    (["empty", "empty"], "Empty"),
+])
+def test_behaviour_classes(seq: list[str], behaviour: str) -> None:
+    assert behaviour_of(seq) == behaviour

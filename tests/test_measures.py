@@ -1,0 +1,141 @@
+"""Each measure on hand-made cases: identical, unrelated, one paragraph of
+four replaced, growth around the original, typos, empty."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from tests import textgen
+from watcher import measures as M
+from watcher.config import EngineConfig
+from watcher.engine import Engine, idf_table
+from watcher.errors import UnknownMeasureError
+from watcher.fingerprint import fingerprint
+from watcher.model import Capture, Fingerprint
+
+CFG = EngineConfig()
+BASE = textgen.document(["river", "law", "music", "garden"])
+
+
+def fp(paragraphs: list[str], title: str = "Riverside Rights Project") -> Fingerprint:
+    return fingerprint(Capture(url="http://example.org/", timestamp=datetime(2020, 1, 1, tzinfo=timezone.utc),
+                               content=textgen.html(paragraphs, title)), CFG)
+
+
+def ctx_for(*fps: Fingerprint) -> M.Context:
+    from collections import Counter
+
+    df: Counter[str] = Counter()
+    for f in fps:
+        df.update(f.term_freqs.keys())
+    return M.Context(idf_table(len(fps), df))
+
+
+@pytest.fixture(scope="module")
+def cases() -> dict[str, Fingerprint]:
+    return {
+        "base": fp(BASE),
+        "identical": fp(BASE),
+        "unrelated": fp(textgen.document(["space", "cooking", "space", "cooking"], seed=50), "Rocket kitchen"),
+        "replaced": fp([*BASE[:3], textgen.paragraph("space", 200, 99)]),
+        "growth": fp([textgen.paragraph("cooking", 120, 7), *BASE, textgen.paragraph("space", 150, 8)]),
+        "typos": fp([textgen.typos(p) for p in BASE]),
+        "empty": fingerprint(Capture(url="http://example.org/", timestamp=datetime(2020, 2, 1, tzinfo=timezone.utc),
+                                     content=b"<html><head><title>t</title></head><body> </body></html>"), CFG),
+    }
+
+
+def score(name: str, cases: dict[str, Fingerprint], case: str) -> float | None:
+    b, c = cases["base"], cases[case]
+    return M.get(name).fn(b, c, ctx_for(b, c))
+
+
+@pytest.mark.parametrize("name", ["cosine", "containment", "resemblance", "levenshtein", "title"])
+def test_similarities_identical_is_one(cases: dict[str, Fingerprint], name: str) -> None:
+    assert score(name, cases, "identical") == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("name", ["jaccard", "sorensen", "raw_simhash", "tf_simhash", "bytecount", "wordcount"])
+def test_distances_identical_is_zero(cases: dict[str, Fingerprint], name: str) -> None:
+    assert score(name, cases, "identical") == pytest.approx(0.0)
+
+
+def test_unrelated_pair_is_far_apart(cases: dict[str, Fingerprint]) -> None:
+    assert score("cosine", cases, "unrelated") < 0.1
+    assert score("containment", cases, "unrelated") < 0.05
+    assert score("jaccard", cases, "unrelated") > 0.9
+    assert score("tfintersection", cases, "unrelated") <= 1
+    assert score("raw_simhash", cases, "unrelated") > 10
+
+
+def test_one_paragraph_of_four_replaced(cases: dict[str, Fingerprint]) -> None:
+    c = score("containment", cases, "replaced")
+    assert c is not None and 0.6 < c < 0.85
+    cos = score("cosine", cases, "replaced")
+    assert cos is not None and 0.5 < cos < 0.95
+    lev = score("levenshtein", cases, "replaced")
+    assert lev is not None and 0.6 < lev < 0.9
+
+
+def test_growth_around_the_original_keeps_containment(cases: dict[str, Fingerprint]) -> None:
+    assert score("containment", cases, "growth") > 0.97
+    assert score("wordcount", cases, "growth") == 0.0  # grew: not a loss
+    res = score("resemblance", cases, "growth")
+    assert res is not None and res < 0.85  # resemblance drops, containment does not
+
+
+def test_typos_are_minor(cases: dict[str, Fingerprint]) -> None:
+    assert score("cosine", cases, "typos") > 0.8
+    lev = score("levenshtein", cases, "typos")
+    assert lev is not None and lev > 0.9
+
+
+def test_empty_capture_against_content(cases: dict[str, Fingerprint]) -> None:
+    e = cases["empty"]
+    assert e.word_count == 0
+    assert score("wordcount", cases, "empty") == -1.0
+    assert score("containment", cases, "empty") == 0.0
+    assert score("cosine", cases, "empty") == 0.0
+    # nothing to compare against: the measure abstains
+    assert M.cosine(e, cases["base"], M.Context()) is None
+
+
+def test_minhash_containment_estimate_tracks_exact(cases: dict[str, Fingerprint]) -> None:
+    from dataclasses import replace
+
+    b, c = cases["base"], cases["replaced"]
+    exact = M.containment(b, c, M.Context())
+    est = M.containment(replace(b, shingles=None), replace(c, shingles=None), M.Context())
+    assert exact is not None and est is not None
+    assert abs(exact - est) < 0.12
+
+
+def test_registry_directions_and_unknown_name() -> None:
+    assert M.get("cosine").direction == "below"
+    assert M.get("jaccard").direction == "above"
+    assert M.get("simhash").name == "raw_simhash"
+    with pytest.raises(UnknownMeasureError, match="unknown measure 'cosin'"):
+        M.get("cosin")
+    with pytest.raises(UnknownMeasureError):
+        Engine(EngineConfig(measures={"nope": None}))
+
+
+def test_otmt_style_measure_option() -> None:
+    assert M.parse_measures("cosine=0.12,wordcount=-0.70") == {"cosine": 0.12, "wordcount": -0.70}
+    assert M.parse_measures("jaccard") == {"jaccard": None}
+    with pytest.raises(UnknownMeasureError):
+        M.parse_measures("cosine=abc")
+
+
+def test_doi_and_title_feature_checks() -> None:
+    page = (b"<html><head><title>Effects of rain</title><meta name='citation_doi' content='10.1234/abc.5'>"
+            b"</head><body><p>Rain falls on the valley and the river rises slowly.</p></body></html>")
+    moved = page.replace(b"10.1234/abc.5", b"10.9999/other").replace(b"Effects of rain", b"Shop now")
+    b = fingerprint(Capture(url="http://j.org/a", timestamp=datetime(2020, 1, 1), content=page), CFG)
+    c = fingerprint(Capture(url="http://j.org/a", timestamp=datetime(2020, 2, 1), content=moved), CFG)
+    assert b.dois == frozenset({"10.1234/abc.5"})
+    assert M.doi(b, b, M.Context()) == 1.0
+    assert M.doi(b, c, M.Context()) == 0.0
+    assert M.title(b, c, M.Context()) < 0.3
