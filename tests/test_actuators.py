@@ -26,6 +26,7 @@ from watcher.actuators import (
     ActuatorError,
     BrozzlerActuator,
     HeritrixActuator,
+    apply_recommendation,
     heritrix_reject_script,
     make_actuator,
 )
@@ -308,3 +309,12 @@ async def test_brozzler_dry_run_and_scope_block(fake_stop_crawl: Path, caplog: p
     fallback = await BrozzlerActuator(bcfg()).act(make_rec())
     assert fallback.request.kind == "rule" and not fallback.applied
     assert not fake_stop_crawl.exists()
+
+
+async def test_apply_recommendation_hook(heritrix: FakeHeritrix, caplog: pytest.LogCaptureFixture) -> None:
+    assert await apply_recommendation(None, make_rec()) is None
+    ok = await apply_recommendation(HeritrixActuator(hcfg(heritrix)), make_rec())
+    assert ok is not None and ok.applied and len(heritrix.received) == 1
+    caplog.set_level(logging.ERROR, logger="watcher.actuators")
+    failed = await apply_recommendation(HeritrixActuator(hcfg(heritrix, heritrix_password="nope")), make_rec())
+    assert failed is None and "(unauthorized)" in caplog.text

@@ -15,7 +15,7 @@ from watcher.errors import UnknownMeasureError
 from watcher.fingerprint import fingerprint
 from watcher.model import Capture, Fingerprint
 
-CFG = EngineConfig()
+CFG = EngineConfig(report_measures=tuple(M.REGISTRY))  # every measure: every feature
 BASE = textgen.document(["river", "law", "music", "garden"])
 
 

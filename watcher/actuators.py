@@ -306,3 +306,16 @@ class BrozzlerActuator:
         log.warning("actuator: brozzler stop-crawl ran for recommendation %s: %s", rec.id, req.describe())
         return ActionResult(rec.id, self.name, action, dry_run=False, applied=True, request=req, status=0,
                             output=text[:2000])
+
+
+async def apply_recommendation(actuator: Actuator | None, rec: Recommendation) -> ActionResult | None:
+    """The one-line hook for the streaming app: act on ``rec`` if an actuator is
+    configured; an :class:`ActuatorError` is logged (with its reason) and
+    swallowed, because a crawler that cannot be reached must not stop scoring."""
+    if actuator is None:
+        return None
+    try:
+        return await actuator.act(rec)
+    except ActuatorError as exc:
+        log.error("actuator failed for recommendation %s (%s): %s", rec.id, exc.reason, exc)
+        return None

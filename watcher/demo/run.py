@@ -69,6 +69,13 @@ def demo_config(cfg: Config, workdir: Path) -> Config:
         "group_id": f"driftline-demo-{uuid.uuid4().hex[:8]}",
         "input_topics": {DEMO_TOPIC: "heritrix-kafka"},
         "alert_ledger_path": None,
+        # One process, one member per group: short timeouts make the first group
+        # join take about a second instead of a production-sized wait.
+        "session_timeout_ms": 6000,
+        "heartbeat_interval_ms": 300,
+        "rebalance_timeout_ms": 3000,
+        "metadata_max_age_ms": 1000,
+        "commit_interval_ms": 200,
     })
     store = cfg.store.model_copy(update={"backend": "sqlite", "path": str(workdir / "demo.db")})
     acquire = cfg.acquire.model_copy(update={
@@ -169,7 +176,7 @@ class _Printer:
             t = self.tally(msg.get("history"), msg.get("seed"))
             if t is not None:
                 t.recommendations.append(str(msg.get("id")))
-            w(f"{_short_time(msg.get('since'))}  RECOMMEND stop-seed {msg.get('seed')}\n"
+            w(f"{_short_time(msg.get('since'))}  RECOMMEND stop-seed {msg.get('seed')} (off topic since then)\n"
               f"    {msg.get('reason')}\n    what to do: {msg.get('what_to_do')}\n")
         else:
             self.result.dead_letters.append(msg)

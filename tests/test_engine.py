@@ -1,0 +1,127 @@
+"""The engine over whole histories: baselines, change classes, reasons."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from tests import textgen
+from watcher.config import BaselineConfig, EngineConfig
+from watcher.engine import Engine
+from watcher.model import Capture, HistoryResult, payload_digest
+
+T0 = datetime(2021, 1, 1, tzinfo=timezone.utc)
+BASE = textgen.document(["river", "law", "music", "garden"])
+PARKED = (b"<html><head><title>riverside-rights.org - this domain is for sale</title></head><body>"
+          b"<h1>This domain may be for sale</h1><p>Buy this domain. Related searches: loans, insurance.</p>"
+          b"</body></html>")
+
+
+def cap(i: int, content: bytes | None, **kw: object) -> Capture:
+    return Capture(url="http://www.riverside-rights.org/", timestamp=T0 + timedelta(days=30 * i), content=content,
+                   uri_m=f"urn:test:{i}", **kw)  # type: ignore[arg-type]
+
+
+def scan(caps: list[Capture], **cfg: object) -> HistoryResult:
+    return Engine(EngineConfig(**cfg)).scan_history("org,riverside-rights)/", caps)  # type: ignore[arg-type]
+
+
+def test_history_change_classes_and_reasons() -> None:
+    base = textgen.html(BASE)
+    grown = textgen.html([*BASE, "Comments: great work, thanks for the update on the river project."])
+    rewritten = textgen.html(textgen.document(["space", "cooking", "space", "cooking"], seed=9), "Rocket Kitchen")
+    r = scan([cap(0, base), cap(1, base), cap(2, grown), cap(3, PARKED), cap(4, rewritten), cap(5, b"")])
+    changes = [v.change for v in r.verdicts]
+    statuses = [v.status for v in r.verdicts]
+    assert changes == ["baseline", "unchanged", "minor", "off-topic", "off-topic", "empty"]
+    assert statuses == ["on-topic", "on-topic", "on-topic", "off-topic", "off-topic", "empty"]
+    assert "page kind parked" in r.verdicts[3].reason
+    assert r.verdicts[3].page_kind == "parked"
+    assert "tfintersection 0" in r.verdicts[4].reason or "site identity lost" in r.verdicts[4].reason
+    assert r.behaviour == "Step Function On"
+    assert r.first_drift == T0 + timedelta(days=90)
+    assert r.off_topic_share == 0.4
+    # every verdict names its baseline and has a deterministic id
+    assert all(v.baseline_time == T0 for v in r.verdicts)
+    again = scan([cap(0, base), cap(1, base), cap(2, grown), cap(3, PARKED), cap(4, rewritten), cap(5, b"")])
+    assert [v.verdict_id for v in again.verdicts] == [v.verdict_id for v in r.verdicts]
+
+
+def test_one_paragraph_replaced_is_drifted_not_off_topic() -> None:
+    base = textgen.html(BASE)
+    edited = textgen.html([*BASE[:3], textgen.paragraph("space", 200, 99)])
+    v = scan([cap(0, base), cap(1, edited)]).verdicts[1]
+    assert (v.status, v.change) == ("on-topic", "drifted")
+    assert v.reason.startswith("containment 0.")
+
+
+def test_revisit_without_payload_is_unchanged_and_not_rescored() -> None:
+    base = textgen.html(BASE)
+    other = textgen.html([*BASE[:3], textgen.paragraph("space", 200, 5)])
+    revisit = cap(2, None, digest=payload_digest(other), is_revisit=True)
+    r = scan([cap(0, base), cap(1, other), revisit])
+    assert r.verdicts[2].change == "unchanged"
+    assert r.verdicts[2].status == r.verdicts[1].status
+    assert r.verdicts[2].measures == r.verdicts[1].measures
+
+
+def test_empty_first_capture_does_not_become_the_baseline() -> None:
+    base = textgen.html(BASE)
+    r = scan([cap(0, b""), cap(1, base), cap(2, PARKED)])
+    assert [v.change for v in r.verdicts] == ["empty", "baseline", "off-topic"]
+
+
+def test_first_valid_policy_skips_an_error_page_first_capture() -> None:
+    base = textgen.html(BASE)
+    caps = [cap(0, PARKED), cap(1, base), cap(2, base)]
+    first = scan(caps)
+    assert first.verdicts[0].change == "baseline"  # "first": the parked page is the baseline
+    valid = scan(caps, baseline=BaselineConfig(policy="first-valid"))
+    assert [v.change for v in valid.verdicts] == ["off-topic", "baseline", "unchanged"]
+    assert valid.behaviour == "Step Function Off"
+
+
+def test_pinned_and_rolling_baselines() -> None:
+    a = textgen.html(BASE)
+    b = textgen.html([*BASE[:3], textgen.paragraph("space", 200, 1)])
+    c = textgen.html([*BASE[:2], textgen.paragraph("space", 200, 1), textgen.paragraph("cooking", 200, 2)])
+    pinned = scan([cap(0, a), cap(1, b), cap(2, c)],
+                  baseline=BaselineConfig(policy="pinned", pinned={"org,riverside-rights)/": "20210131000000"}))
+    assert pinned.verdicts[1].change == "baseline"
+    rolling = scan([cap(0, a), cap(1, b), cap(2, c)], baseline=BaselineConfig(policy="rolling"))
+    assert rolling.verdicts[2].baseline_time == T0 + timedelta(days=30)
+
+
+def test_site_moved_away_by_script_redirect_is_off_topic() -> None:
+    base = textgen.html(BASE)
+    moved = b"<html><body><script>window.location.href='http://other-organisation.example/'</script></body></html>"
+    v = scan([cap(0, base), cap(1, moved)]).verdicts[1]
+    assert v.status == "off-topic" and "another site" in v.reason
+    refresh = b'<html><head><meta http-equiv="refresh" content="0; url=/home.html"></head></html>'
+    v = scan([cap(0, base), cap(1, refresh)]).verdicts[1]
+    assert v.status == "empty" and "redirect stub" in v.reason
+
+
+def test_language_of_the_page_is_reported() -> None:
+    fr = ("<html><head><title>Droits humains</title></head><body><p>" +
+          "La commission nationale des droits de l'homme publie son rapport annuel sur la détention. " * 5 +
+          "</p></body></html>").encode()
+    r = scan([cap(0, fr)])
+    assert r.verdicts[0].language == "fr"
+
+
+def test_policies_k_of_n_and_all() -> None:
+    base = textgen.html(BASE)
+    thin = textgen.html([BASE[0][:200]])  # most words gone, same topic words partly kept
+    m = {"wordcount": -0.5, "cosine": 0.99, "jaccard": 0.999}  # two of three flag
+    anyp = scan([cap(0, base), cap(1, thin)], measures=m, site_identity=False).verdicts[1]
+    allp = scan([cap(0, base), cap(1, thin)], measures=m, site_identity=False,
+                policy={"kind": "all"}).verdicts[1]
+    k2 = scan([cap(0, base), cap(1, thin)], measures=m, site_identity=False,
+              policy={"kind": "k-of-n", "k": 2}).verdicts[1]
+    assert [n for n in m if anyp.measures[n].status == "off-topic"] == ["wordcount", "cosine"]
+    assert (anyp.status, allp.status, k2.status) == ("off-topic", "on-topic", "off-topic")
+    k3 = scan([cap(0, base), cap(1, thin)], measures=m, site_identity=False,
+              policy={"kind": "k-of-n", "k": 3}).verdicts[1]
+    weighted = scan([cap(0, base), cap(1, thin)], measures=m, site_identity=False,
+                    policy={"kind": "weighted", "weights": {"jaccard": 10.0}}).verdicts[1]
+    assert (k3.status, weighted.status) == ("on-topic", "on-topic")

@@ -1,0 +1,157 @@
+"""`driftline scan / eval / compare` end to end, on real and made-up archives."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from tests import textgen
+from watcher.cli import main
+from watcher.evaluate import evaluate
+
+BASE = textgen.html(textgen.document(["river", "law", "music", "garden"]))
+PARKED = b"<html><head><title>Domain for sale</title></head><body><p>This domain is for sale.</p></body></html>"
+
+
+def write_warc(path: Path, records: list[tuple[str, datetime, bytes, dict[str, str]]]) -> None:
+    with path.open("wb") as fh:
+        w = WARCWriter(fh, gzip=True)
+        for url, when, body, headers in records:
+            hdrs = [("Content-Type", headers.get("Content-Type", "text/html; charset=utf-8")),
+                    ("Content-Length", str(len(body)))]
+            hdrs += [(k, v) for k, v in headers.items() if k != "Content-Type"]
+            http = StatusAndHeaders("200 OK", hdrs, protocol="HTTP/1.1")
+            rec = w.create_warc_record(url, "response", payload=io.BytesIO(body), http_headers=http,
+                                       warc_headers_dict={"WARC-Date": when.strftime("%Y-%m-%dT%H:%M:%SZ")})
+            w.write_record(rec)
+
+
+def run(*args: str) -> int:
+    return main(["--log-level", "WARNING", *args])
+
+
+def t(i: int) -> datetime:
+    return datetime(2019, 1, 1, tzinfo=timezone.utc) + timedelta(days=40 * i)
+
+
+def test_scan_warc_json_in_otmt_schema(tmp_path: Path) -> None:
+    warc = tmp_path / "crawl.warc.gz"
+    write_warc(warc, [("http://www.example.org/", t(0), BASE, {}),
+                      ("http://example.org", t(1), BASE, {}),
+                      ("http://example.org/", t(2), PARKED, {})])
+    out = tmp_path / "out.json"
+    assert run("scan", str(warc), "-o", str(out), "--no-progress") == 0
+    data: dict[str, Any] = json.loads(out.read_text())
+    (uri_t, mementos), = ((k, v) for k, v in data.items())
+    entries = {k: v for k, v in mementos.items() if not k.startswith("__")}
+    assert len(entries) == 3
+    for entry in entries.values():
+        assert set(entry) >= {"timemap measures", "overall topic status", "driftline"}
+        for m in entry["timemap measures"].values():
+            assert set(m) >= {"comparison score", "topic status", "stemmed", "tokenized", "removed boilerplate"}
+    statuses = sorted(e["overall topic status"] for e in entries.values())
+    assert statuses == ["off-topic", "on-topic", "on-topic"]
+    changes = sorted(e["driftline"]["change"] for e in entries.values())
+    assert changes == ["baseline", "off-topic", "unchanged"]
+
+
+def test_scan_formats_csv_jsonl_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    warc = tmp_path / "c.warc.gz"
+    write_warc(warc, [("http://example.org/", t(0), BASE, {}), ("http://example.org/", t(1), PARKED, {})])
+    assert run("scan", str(warc), "-f", "csv", "-o", str(tmp_path / "o.csv"), "--no-progress") == 0
+    rows = list(csv.DictReader((tmp_path / "o.csv").open()))
+    assert {r["measure"] for r in rows} >= {"wordcount", "tfintersection", "cosine"}
+    assert run("scan", str(warc), "-f", "jsonl", "-o", str(tmp_path / "o.jsonl"), "--no-progress") == 0
+    lines = [json.loads(x) for x in (tmp_path / "o.jsonl").read_text().splitlines()]
+    assert len(lines) == 2
+    assert run("scan", str(warc), "-f", "summary", "--no-progress") == 0
+    assert "Step Function On" in capsys.readouterr().out
+
+
+def test_bad_inputs_do_not_stop_the_scan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bomb = gzip.compress(b"\0" * 60_000_000)  # 60 MB of zeros in ~60 KB
+    big = b"<html><body>" + b"<p>river water flood bank</p>" * 1_800_000 + b"</body></html>"  # ~50 MB
+    nul = b"<ht\x00ml><body>\x00\x01\x02<p>Court \x00judge trial\x07 appeal</p>" + bytes(range(32)) * 50
+    warc = tmp_path / "bad.warc.gz"
+    write_warc(warc, [
+        ("http://good.example/", t(0), BASE, {}),
+        ("http://bomb.example/", t(0), bomb, {"Content-Encoding": "gzip"}),
+        ("http://big.example/", t(0), big, {}),
+        ("http://nul.example/", t(0), nul, {}),
+        ("http://binary.example/", t(0), bytes(range(256)) * 400, {"Content-Type": "application/octet-stream"}),
+        ("http://good.example/", t(1), BASE + b"<p>More</p>", {}),
+    ])
+    data = warc.read_bytes()
+    truncated = tmp_path / "truncated.warc.gz"
+    truncated.write_bytes(data[: len(data) - 3000])
+    garbage = tmp_path / "garbage.bin"
+    garbage.write_bytes(bytes(range(256)) * 64)
+    out = tmp_path / "out.jsonl"
+    assert run("scan", str(warc), str(truncated), "-f", "jsonl", "-o", str(out), "--no-progress") == 0
+    records = [json.loads(x) for x in out.read_text().splitlines()]
+    by_url: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        by_url.setdefault(r["url"], []).append(r)
+    assert {"http://good.example/", "http://nul.example/", "http://big.example/"} <= set(by_url)
+    nul_rec = by_url["http://nul.example/"][0]
+    assert nul_rec["overall topic status"] in ("on-topic", "empty")
+    # the unknown input is a clear error, not a traceback
+    assert run("scan", str(garbage), "--no-progress") == 2
+    assert "not a recognised input" in capsys.readouterr().err
+
+
+def test_compare_json_schema(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = tmp_path / "a.html", tmp_path / "b.txt"
+    a.write_bytes(BASE)
+    b.write_text("This domain is for sale. Buy this domain now.")
+    assert run("compare", str(a), str(b), "--json") == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["overall"] == "off-topic" and out["change"] == "off-topic"
+    assert out["reason"]
+    assert set(out["measures"]) >= {"cosine", "containment", "jaccard", "wordcount", "levenshtein"}
+    for m in out["measures"].values():
+        assert m["status"] in ("on-topic", "off-topic", "n/a")
+    assert run("compare", str(a), str(a), "--json") == 0
+    same = json.loads(capsys.readouterr().out)
+    assert (same["overall"], same["change"]) == ("on-topic", "unchanged")
+
+
+def test_console_script_runs() -> None:
+    proc = subprocess.run([sys.executable, "-m", "watcher.cli", "--version"], capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 0 and "driftline" in proc.stdout
+
+
+@pytest.mark.shared
+def test_scan_shared_warcs(shared_data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "iana.json"
+    assert run("scan", str(shared_data / "warc" / "iana.warc.gz"), str(shared_data / "warc" / "5mementos.warc"),
+               "-o", str(out), "--no-progress") == 0
+    data = json.loads(out.read_text())
+    entries = [e for m in data.values() for k, e in m.items() if not k.startswith("__")]
+    assert len(entries) > 150
+    changes = {e["driftline"]["change"] for e in entries}
+    assert "unchanged" in changes and "baseline" in changes
+
+
+@pytest.mark.shared
+def test_gold_standard_end_to_end_f1(gold_dir: Path, tmp_path: Path) -> None:
+    """The acceptance bar: default configuration, F1 >= 0.75 (off-topic positive)."""
+    out = tmp_path / "gold.json"
+    assert run("scan", str(gold_dir), "-o", str(out), "--no-progress") == 0
+    report = evaluate(gold_dir, out)
+    overall = report.overall
+    assert report.matched == 2302
+    assert overall.f1 >= 0.75, overall
+    assert overall.precision >= 0.75 and overall.recall >= 0.65
