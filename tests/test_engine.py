@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from tests import textgen
 from watcher.config import BaselineConfig, EngineConfig
 from watcher.engine import Engine
 from watcher.model import Capture, HistoryResult, payload_digest
 
-T0 = datetime(2021, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2021, 1, 1, tzinfo=UTC)
 BASE = textgen.document(["river", "law", "music", "garden"])
 PARKED = (b"<html><head><title>riverside-rights.org - this domain is for sale</title></head><body>"
           b"<h1>This domain may be for sale</h1><p>Buy this domain. Related searches: loans, insurance.</p>"

@@ -3,34 +3,34 @@ four replaced, growth around the original, typos, empty."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
 from tests import textgen
-from watcher import measures as M
+from watcher import measures as ms
 from watcher.config import EngineConfig
 from watcher.engine import Engine, idf_table
 from watcher.errors import UnknownMeasureError
 from watcher.fingerprint import fingerprint
 from watcher.model import Capture, Fingerprint
 
-CFG = EngineConfig(report_measures=tuple(M.REGISTRY))  # every measure: every feature
+CFG = EngineConfig(report_measures=tuple(ms.REGISTRY))  # every measure: every feature
 BASE = textgen.document(["river", "law", "music", "garden"])
 
 
 def fp(paragraphs: list[str], title: str = "Riverside Rights Project") -> Fingerprint:
-    return fingerprint(Capture(url="http://example.org/", timestamp=datetime(2020, 1, 1, tzinfo=timezone.utc),
+    return fingerprint(Capture(url="http://example.org/", timestamp=datetime(2020, 1, 1, tzinfo=UTC),
                                content=textgen.html(paragraphs, title)), CFG)
 
 
-def ctx_for(*fps: Fingerprint) -> M.Context:
+def ctx_for(*fps: Fingerprint) -> ms.Context:
     from collections import Counter
 
     df: Counter[str] = Counter()
     for f in fps:
         df.update(f.term_freqs.keys())
-    return M.Context(idf_table(len(fps), df))
+    return ms.Context(idf_table(len(fps), df))
 
 
 @pytest.fixture(scope="module")
@@ -42,14 +42,14 @@ def cases() -> dict[str, Fingerprint]:
         "replaced": fp([*BASE[:3], textgen.paragraph("space", 200, 99)]),
         "growth": fp([textgen.paragraph("cooking", 120, 7), *BASE, textgen.paragraph("space", 150, 8)]),
         "typos": fp([textgen.typos(p) for p in BASE]),
-        "empty": fingerprint(Capture(url="http://example.org/", timestamp=datetime(2020, 2, 1, tzinfo=timezone.utc),
+        "empty": fingerprint(Capture(url="http://example.org/", timestamp=datetime(2020, 2, 1, tzinfo=UTC),
                                      content=b"<html><head><title>t</title></head><body> </body></html>"), CFG),
     }
 
 
 def score(name: str, cases: dict[str, Fingerprint], case: str) -> float | None:
     b, c = cases["base"], cases[case]
-    return M.get(name).fn(b, c, ctx_for(b, c))
+    return ms.get(name).fn(b, c, ctx_for(b, c))
 
 
 @pytest.mark.parametrize("name", ["cosine", "containment", "resemblance", "levenshtein", "title"])
@@ -99,34 +99,34 @@ def test_empty_capture_against_content(cases: dict[str, Fingerprint]) -> None:
     assert score("containment", cases, "empty") == 0.0
     assert score("cosine", cases, "empty") == 0.0
     # nothing to compare against: the measure abstains
-    assert M.cosine(e, cases["base"], M.Context()) is None
+    assert ms.cosine(e, cases["base"], ms.Context()) is None
 
 
 def test_minhash_containment_estimate_tracks_exact(cases: dict[str, Fingerprint]) -> None:
     from dataclasses import replace
 
     b, c = cases["base"], cases["replaced"]
-    exact = M.containment(b, c, M.Context())
-    est = M.containment(replace(b, shingles=None), replace(c, shingles=None), M.Context())
+    exact = ms.containment(b, c, ms.Context())
+    est = ms.containment(replace(b, shingles=None), replace(c, shingles=None), ms.Context())
     assert exact is not None and est is not None
     assert abs(exact - est) < 0.12
 
 
 def test_registry_directions_and_unknown_name() -> None:
-    assert M.get("cosine").direction == "below"
-    assert M.get("jaccard").direction == "above"
-    assert M.get("simhash").name == "raw_simhash"
+    assert ms.get("cosine").direction == "below"
+    assert ms.get("jaccard").direction == "above"
+    assert ms.get("simhash").name == "raw_simhash"
     with pytest.raises(UnknownMeasureError, match="unknown measure 'cosin'"):
-        M.get("cosin")
+        ms.get("cosin")
     with pytest.raises(UnknownMeasureError):
         Engine(EngineConfig(measures={"nope": None}))
 
 
 def test_otmt_style_measure_option() -> None:
-    assert M.parse_measures("cosine=0.12,wordcount=-0.70") == {"cosine": 0.12, "wordcount": -0.70}
-    assert M.parse_measures("jaccard") == {"jaccard": None}
+    assert ms.parse_measures("cosine=0.12,wordcount=-0.70") == {"cosine": 0.12, "wordcount": -0.70}
+    assert ms.parse_measures("jaccard") == {"jaccard": None}
     with pytest.raises(UnknownMeasureError):
-        M.parse_measures("cosine=abc")
+        ms.parse_measures("cosine=abc")
 
 
 def test_doi_and_title_feature_checks() -> None:
@@ -136,6 +136,6 @@ def test_doi_and_title_feature_checks() -> None:
     b = fingerprint(Capture(url="http://j.org/a", timestamp=datetime(2020, 1, 1), content=page), CFG)
     c = fingerprint(Capture(url="http://j.org/a", timestamp=datetime(2020, 2, 1), content=moved), CFG)
     assert b.dois == frozenset({"10.1234/abc.5"})
-    assert M.doi(b, b, M.Context()) == 1.0
-    assert M.doi(b, c, M.Context()) == 0.0
-    assert M.title(b, c, M.Context()) < 0.3
+    assert ms.doi(b, b, ms.Context()) == 1.0
+    assert ms.doi(b, c, ms.Context()) == 0.0
+    assert ms.title(b, c, ms.Context()) < 0.3

@@ -8,7 +8,7 @@ import io
 import json
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ def run(*args: str) -> int:
 
 
 def t(i: int) -> datetime:
-    return datetime(2019, 1, 1, tzinfo=timezone.utc) + timedelta(days=40 * i)
+    return datetime(2019, 1, 1, tzinfo=UTC) + timedelta(days=40 * i)
 
 
 def test_scan_warc_json_in_otmt_schema(tmp_path: Path) -> None:
@@ -53,7 +53,7 @@ def test_scan_warc_json_in_otmt_schema(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     assert run("scan", str(warc), "-o", str(out), "--no-progress") == 0
     data: dict[str, Any] = json.loads(out.read_text())
-    (uri_t, mementos), = ((k, v) for k, v in data.items())
+    (mementos,) = data.values()
     entries = {k: v for k, v in mementos.items() if not k.startswith("__")}
     assert len(entries) == 3
     for entry in entries.values():

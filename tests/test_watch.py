@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from tests import textgen
@@ -12,7 +12,7 @@ from watcher.model import Capture, payload_digest
 from watcher.store import open_store
 from watcher.watch import Watcher
 
-T0 = datetime(2022, 3, 1, tzinfo=timezone.utc)
+T0 = datetime(2022, 3, 1, tzinfo=UTC)
 BASE = textgen.html(textgen.document(["river", "law", "music", "garden"]))
 SUSPENDED = (b"<html><head><title>Account Suspended</title></head><body><h1>Account Suspended</h1>"
              b"<p>This account has been suspended. Please contact the billing department.</p></body></html>")

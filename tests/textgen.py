@@ -10,8 +10,8 @@ from __future__ import annotations
 import random
 
 TOPICS = {
-    "river": "river water flood bank bridge current fish salmon valley stream delta estuary tide mud reeds heron "
-             "otter boat ferry harbour meadow willow rain spring source basin canal lock weir dam",
+    "river": "river water flood bank bridge current fish salmon valley stream delta estuary tide mud reeds "
+             "heron otter boat ferry harbour meadow willow rain spring source basin canal lock weir dam",
     "law": "court judge trial appeal verdict lawyer prosecutor witness evidence statute ruling justice defendant "
            "tribunal sentence hearing counsel jury petition detention rights torture prisoner amnesty asylum",
     "music": "jazz saxophone trumpet drummer melody rhythm concert album record studio swing blues chord tempo "
@@ -23,7 +23,7 @@ TOPICS = {
     "cooking": "kitchen recipe oven flour butter sugar knife onion garlic sauce simmer roast bake dough pastry "
                "pepper salt broth stew grill whisk skillet ladle spice",
 }
-GLUE = "the a of and in to with for on at by from about this that these its their our".split()
+GLUE = ["the", "a", "of", "and", "in", "to", "with", "for", "on", "at", "by", "from", "about", "this", "that", "these", "its", "their", "our"]
 
 
 def paragraph(topic: str, words: int, seed: int) -> str:

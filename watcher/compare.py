@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import measures as M
+from . import measures as ms
 from .config import EngineConfig
 from .engine import Engine, idf_table
 from .errors import InputError
@@ -37,10 +37,10 @@ def compare_files(a: str, b: str, cfg: EngineConfig) -> dict[str, Any]:
     Returns ``{"measures": {name: {"score", "status"}}, "overall", "change",
     "reason"}`` (the ``--json`` output).
     """
-    every = {n: cfg.measures.get(n) for n in M.REGISTRY}
+    every = {n: cfg.measures.get(n) for n in ms.REGISTRY}
     engine = Engine(cfg.model_copy(update={"report_measures": tuple(n for n in every if n not in cfg.measures)}))
-    base_cap = _capture(a, datetime(2000, 1, 1, tzinfo=timezone.utc))
-    cur_cap = _capture(b, datetime(2000, 1, 2, tzinfo=timezone.utc))
+    base_cap = _capture(a, datetime(2000, 1, 1, tzinfo=UTC))
+    cur_cap = _capture(b, datetime(2000, 1, 2, tzinfo=UTC))
     base, cur = engine.fingerprint(base_cap), engine.fingerprint(cur_cap)
     df: Counter[str] = Counter()
     for fp in (base, cur):
@@ -51,8 +51,7 @@ def compare_files(a: str, b: str, cfg: EngineConfig) -> dict[str, Any]:
                "votes": name in engine.config.measures}
         for name, r in results.items()
     }
-    overall = d.status if d.status in ("on-topic", "off-topic") else d.status
-    return {"measures": measures, "overall": overall, "change": d.change, "reason": d.reason,
+    return {"measures": measures, "overall": d.status, "change": d.change, "reason": d.reason,
             "page_kind": cur.page_kind, "languages": [base.language, cur.language],
             "words": [base.word_count, cur.word_count]}
 

@@ -38,7 +38,10 @@ class CanonicalConfig(_Frozen):
     sort_query: bool = True
     ignore_scheme: bool = True
     strip_fragment: bool = True
-    drop_query_params: tuple[str, ...] = ("utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content", "gclid", "fbclid", "sessionid", "phpsessid", "jsessionid", "sid")
+    drop_query_params: tuple[str, ...] = (
+        "utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content", "gclid", "fbclid",
+        "sessionid", "phpsessid", "jsessionid", "sid",
+    )
 
 
 class ExtractConfig(_Frozen):

@@ -8,13 +8,14 @@ payload digests are resolved without re-scoring.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
-from . import measures as M
+from . import measures as ms
 from .config import DEFAULT_VOTING, EngineConfig
 from .fingerprint import fingerprint
 from .model import Behaviour, Capture, Fingerprint, HistoryResult, MeasureResult, Verdict, ts14, utc, verdict_id
@@ -43,7 +44,7 @@ def behaviour_of(statuses: Sequence[str]) -> Behaviour:
         return "Always On"
     if all(seq):
         return "Always Off"
-    changes = sum(1 for a, b in zip(seq, seq[1:], strict=False) if a != b)
+    changes = sum(1 for a, b in itertools.pairwise(seq) if a != b)
     if changes == 1:
         return "Step Function On" if not seq[0] else "Step Function Off"
     return "Oscillating"
@@ -55,10 +56,10 @@ class Engine:
     def __init__(self, config: EngineConfig) -> None:
         measures = dict(config.measures) or dict(DEFAULT_VOTING)
         for name in (*measures, *config.report_measures):
-            M.get(name)  # unknown names fail loudly, at start-up
+            ms.get(name)  # unknown names fail loudly, at start-up
         self.config = config.model_copy(update={
-            "measures": {M.get(n).name: t for n, t in measures.items()},
-            "report_measures": tuple(M.get(n).name for n in config.report_measures),
+            "measures": {ms.get(n).name: t for n, t in measures.items()},
+            "report_measures": tuple(ms.get(n).name for n in config.report_measures),
         })
 
     # -- one capture --------------------------------------------------------
@@ -67,7 +68,7 @@ class Engine:
 
     def compare(self, base: Fingerprint, cur: Fingerprint, idf: Mapping[str, float] | None = None,
                 default_idf: float = 1.0) -> tuple[dict[str, MeasureResult], Decision]:
-        ctx = M.Context(idf, default_idf)
+        ctx = ms.Context(idf, default_idf)
         if cur.is_empty or base.is_empty:
             results: dict[str, MeasureResult] = {}
         else:
@@ -115,14 +116,14 @@ class Engine:
         fps: list[Fingerprint] = []
         by_digest: dict[str, int] = {}
         for c in caps:
-            d = c.effective_digest
-            if d and d in by_digest and c.content is None:
-                fps.append(fps[by_digest[d]])  # revisit without payload: reuse
+            dig = c.effective_digest
+            if dig and dig in by_digest and c.content is None:
+                fps.append(fps[by_digest[dig]])  # revisit without payload: reuse
                 continue
             fp = self.fingerprint(c)
             fps.append(fp)
-            if d and not fp.is_empty:
-                by_digest.setdefault(d, len(fps) - 1)
+            if dig and not fp.is_empty:
+                by_digest.setdefault(dig, len(fps) - 1)
         df: Counter[str] = Counter()
         docs = 0
         for fp in {id(f): f for f in fps}.values():

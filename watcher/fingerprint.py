@@ -13,6 +13,7 @@ import logging
 import re
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import numpy as np
@@ -103,8 +104,8 @@ def words(text: str, language: str | None) -> list[str]:
             for run in _NO_SPACE_SPLIT.split(t):
                 if not run:
                     continue
-                if _NO_SPACE.match(run):
-                    out.extend(run[i:i + 2] for i in range(len(run) - 1)) if len(run) > 2 else out.append(run)
+                if _NO_SPACE.match(run) and len(run) > 2:
+                    out.extend(run[i:i + 2] for i in range(len(run) - 1))
                 else:
                     out.append(run)
         else:
@@ -129,11 +130,9 @@ def shingle_hashes(tokens: Sequence[str], size: int) -> np.ndarray:
     seq = [t for t in tokens if not _DIGITS.match(t)]
     if not seq:
         return np.zeros(0, dtype=np.uint64)
-    if len(seq) < size:
-        grams = [" ".join(seq)]
-    else:
-        grams = [" ".join(seq[i:i + size]) for i in range(len(seq) - size + 1)]
-    return np.unique(np.fromiter((xxhash.xxh3_64_intdigest(g.encode("utf-8", "surrogatepass")) for g in grams), dtype=np.uint64, count=len(grams)))
+    n = max(1, len(seq) - size + 1)
+    grams = (" ".join(seq[i:i + size]).encode("utf-8", "surrogatepass") for i in range(n))
+    return np.unique(np.fromiter((xxhash.xxh3_64_intdigest(g) for g in grams), dtype=np.uint64, count=n))
 
 
 def minhash_of(hashes: np.ndarray, num_perm: int) -> bytes:
@@ -146,7 +145,7 @@ def minhash_of(hashes: np.ndarray, num_perm: int) -> bytes:
 def _simhash(features: list[str]) -> int:
     if not features:
         return 0
-    return int(simhash.simhash(features, hasher="xxh3"))
+    return int(simhash.simhash(list[Any](features), hasher="xxh3"))
 
 
 def raw_simhash(raw: str) -> int:
@@ -251,7 +250,7 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
         title=doc.title,
         headings=tuple(doc.headings),
         term_freqs=dict(tf),
-        shingle_count=int(len(hashes)),
+        shingle_count=len(hashes),
         minhash=minhash_of(hashes, cfg.tokens.minhash_permutations) if len(hashes) else b"",
         simhash_raw=raw_simhash(raw or text) if "raw_simhash" in needed else 0,
         simhash_tf=_simhash(terms) if "tf_simhash" in needed else 0,

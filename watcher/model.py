@@ -12,7 +12,7 @@ import base64
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Literal
 
 # Topic statuses of one measure or of a capture.  "empty" is a status of its
@@ -25,8 +25,8 @@ ContentKind = Literal["html", "text", "pdf", "binary", "empty"]
 def utc(dt: datetime) -> datetime:
     """Return ``dt`` as an aware UTC datetime (naive values are taken as UTC)."""
     if dt.tzinfo is None:
-        return dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc)
+        return dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
 
 
 def ts14(dt: datetime) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from . import measures as M
+from . import measures as ms
 from .config import EngineConfig
 from .fingerprint import host_of, site_of
 from .model import ChangeClass, Fingerprint, MeasureResult, TopicStatus
@@ -36,14 +36,14 @@ def fmt(x: float) -> str:
     return f"{x:.0f}" if float(x).is_integer() and abs(x) >= 1 else f"{x:.2f}"
 
 
-def score_measures(base: Fingerprint, cur: Fingerprint, cfg: EngineConfig, ctx: M.Context) -> dict[str, MeasureResult]:
+def score_measures(base: Fingerprint, cur: Fingerprint, cfg: EngineConfig, ctx: ms.Context) -> dict[str, MeasureResult]:
     """Score every configured measure; ``None`` scores get status ``n/a``."""
     out: dict[str, MeasureResult] = {}
     wanted: dict[str, float | None] = dict(cfg.measures)
     for name in cfg.report_measures:
-        wanted.setdefault(M.get(name).name, None)
+        wanted.setdefault(ms.get(name).name, None)
     for name, threshold in wanted.items():
-        spec = M.get(name)
+        spec = ms.get(name)
         t = spec.threshold if threshold is None else float(threshold)
         score = spec.fn(base, cur, ctx)
         if score is None:
@@ -72,7 +72,7 @@ def _policy_flags(results: Mapping[str, MeasureResult], cfg: EngineConfig) -> tu
     return (got / total if total else 0.0) >= pol.weighted_threshold, flagged
 
 
-def identity_lost(base: Fingerprint, cur: Fingerprint, ctx: M.Context) -> str | None:
+def identity_lost(base: Fingerprint, cur: Fingerprint, ctx: ms.Context) -> str | None:
     """The capture no longer belongs to the site the curator selected.
 
     Needs two independent signals, so that a redesign by the same
@@ -81,8 +81,8 @@ def identity_lost(base: Fingerprint, cur: Fingerprint, ctx: M.Context) -> str | 
     the baseline title's words AND the text shares almost no weighted terms
     with the baseline (TF-IDF cosine).
     """
-    t = M.title(base, cur, ctx)
-    cos = M.cosine(base, cur, ctx)
+    t = ms.title(base, cur, ctx)
+    cos = ms.cosine(base, cur, ctx)
     if t is not None and cos is not None and t < IDENTITY_TITLE and cos < IDENTITY_COSINE:
         return f"site identity lost: title similarity {fmt(t)} < {fmt(IDENTITY_TITLE)} and cosine {fmt(cos)} < " \
                f"{fmt(IDENTITY_COSINE)}"
@@ -90,7 +90,7 @@ def identity_lost(base: Fingerprint, cur: Fingerprint, ctx: M.Context) -> str | 
 
 
 def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResult], cfg: EngineConfig,
-           ctx: M.Context | None = None) -> Decision:
+           ctx: ms.Context | None = None) -> Decision:
     """Overall status, change class and reason of one compared capture."""
     if cur.is_empty:
         return Decision("empty", "empty", f"no content ({cur.error or 'empty'})", 0.0)
@@ -111,7 +111,7 @@ def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureRes
         reasons.append(f"page kind {cur.page_kind} ({cur.page_kind_evidence})")
         score = max(score, 0.95)
     if cfg.site_identity and cur.kind != "binary":
-        why = identity_lost(base, cur, ctx or M.Context())
+        why = identity_lost(base, cur, ctx or ms.Context())
         if why:
             off = True
             reasons.append(why)
@@ -120,7 +120,7 @@ def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureRes
     if flagged_by_policy:
         off = True
         for r in flagged:
-            spec = M.get(r.name)
+            spec = ms.get(r.name)
             op = "<" if spec.direction == "below" else ">"
             reasons.append(f"{r.name} {fmt(r.score or 0.0)} {op} {fmt(r.threshold or 0.0)}")
     if off:

@@ -95,7 +95,8 @@ class Watcher:
         """No baseline yet: this capture becomes it, if it can serve as one."""
         eng = self.engine
         pol = eng.config.baseline.policy
-        usable = is_valid_baseline(fp) if pol in ("first-valid", "pinned") else (not fp.is_empty and fp.kind != "binary")
+        strict = pol in ("first-valid", "pinned")
+        usable = is_valid_baseline(fp) if strict else (not fp.is_empty and fp.kind != "binary")
         if usable:
             self.store.set_baseline(StoredBaseline(history, utc(cap.timestamp), cap.uri_m, fp))
             d = Decision("on-topic", "baseline", "first capture: now the baseline", 0.0)

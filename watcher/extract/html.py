@@ -166,7 +166,7 @@ def read_html(html: str, *, banners: bool = True, main_content: bool = False) ->
     doc.lang_attr = root.get("lang") or root.get("xml:lang")
     doc.script_count = sum(1 for _ in root.iter("script"))
     doc.frames = [f.get("src", "") for f in root.iter("frame", "iframe") if f.get("src")][:20]
-    if banners and any(b in html for b in _BANNER_IDS + ("HEADER",)):
+    if banners and any(b in html for b in (*_BANNER_IDS, "HEADER")):
         remove_banners(root, doc.site_name)
     for h in root.iter("h1", "h2"):
         t = _text_of(h)
