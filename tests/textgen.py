@@ -23,7 +23,10 @@ TOPICS = {
     "cooking": "kitchen recipe oven flour butter sugar knife onion garlic sauce simmer roast bake dough pastry "
                "pepper salt broth stew grill whisk skillet ladle spice",
 }
-GLUE = ["the", "a", "of", "and", "in", "to", "with", "for", "on", "at", "by", "from", "about", "this", "that", "these", "its", "their", "our"]
+GLUE = [
+    "the", "a", "of", "and", "in", "to", "with", "for", "on", "at", "by", "from", "about", "this", "that", "these",
+    "its", "their", "our",
+]
 
 
 def paragraph(topic: str, words: int, seed: int) -> str:
