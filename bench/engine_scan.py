@@ -39,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
 
     overrides: dict[str, Any] = {}
     if args.measures:
-        overrides = {"engine": {"measures": parse_measures(args.measures)}}
+        # exactly these measures (as OTMT computes them): no extra reported ones
+        overrides = {"engine": {"measures": parse_measures(args.measures), "report_measures": []}}
     cfg = load_config(overrides=overrides)
     engine = Engine(cfg.engine)
     t0 = time.perf_counter()

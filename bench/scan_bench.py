@@ -231,8 +231,11 @@ def bench_driftline(
     if why is None:
         name = f"driftline scan{' ' + tag if tag else ''}"
         cmd = [sys.executable, "-m", "watcher.cli", "scan", str(warc), "-o", str(out), "--format", "json"]
+        cmd += ["--no-progress"]
         if workers is not None:
             cmd += ["--workers", str(workers)]
+        if measures:  # exactly these measures, as OTMT computes them: no extra reported ones
+            cmd += ["--report", ""]
     else:
         name = f"driftline engine API, 1 process{' ' + tag if tag else ''}"
         cmd = [sys.executable, str(REPO / "bench" / "engine_scan.py"), str(warc), "-o", str(out)]

@@ -213,8 +213,16 @@ class PartitionRunner:
         for the old logs are meaningless, so read the new logs from the start.
         Without this a stale position inside the new log would skip records."""
         wanted = set(topics) & set(self.topics)
-        if wanted:
-            self._reset_topics |= wanted
+        if not wanted:
+            return
+        self._reset_topics |= wanted
+        # Forget finished offsets of the old logs at once: a commit made before
+        # the seek (e.g. in a rebalance callback) would otherwise skip records.
+        for part in self._parts.values():
+            if part.tp.topic in wanted:
+                self._drop_queue(part)
+                part.done = part.committed = None
+                part.generation += 1
 
     async def _apply_resets(self) -> None:
         consumer = self.consumer
@@ -226,7 +234,6 @@ class PartitionRunner:
             if part.tp.topic in topics:
                 self._drop_queue(part)
                 part.done = part.committed = None
-                part.generation += 1
         if tps:
             await consumer.seek_to_beginning(*tps)
         log.warning("%s: topics %s were re-created by a broker restart; reading them from the start",
@@ -331,6 +338,13 @@ class PartitionRunner:
             high = consumer.highwater(tp)
             part = self._parts.get(tp)
             if high is None or part is None:
+                continue
+            if part.done is not None and high < part.done and tp.topic not in self._reset_topics:
+                # The log is shorter than what we finished: the broker lost it
+                # (memory storage restarted) and someone re-created the topic.
+                log.warning("%s: %s[%d] high watermark %d is below our offset %d: log was reset",
+                            self.name, tp.topic, tp.partition, high, part.done)
+                self.topics_recreated([tp.topic])
                 continue
             position = part.done if part.done is not None else part.committed
             if position is None:

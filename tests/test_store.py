@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import sqlite3
 import threading
 from datetime import UTC, datetime, timedelta
@@ -58,6 +59,10 @@ def make_fp(**over: object) -> Fingerprint:
         boilerplate_removed=True,
         error=None,
     )
+    # fields the model gained after the codec was written must round-trip too
+    extra = {"host": "example.org", "redirect": "http://example.org/new"}
+    names = {f.name for f in dataclasses.fields(Fingerprint)}
+    fp = dataclasses.replace(fp, **{k: v for k, v in extra.items() if k in names})  # type: ignore[arg-type]
     return dataclasses.replace(fp, **over)  # type: ignore[arg-type]
 
 
@@ -169,6 +174,20 @@ def test_empty_fingerprint_round_trip() -> None:
     assert decode_fingerprint(encode_fingerprint(fp, keep_text=True, keep_shingles=True)) == fp
 
 
+def test_older_blob_without_new_fields_decodes_with_defaults() -> None:
+    import zlib
+
+    blob = encode_fingerprint(make_fp(), keep_text=False, keep_shingles=False)
+    doc = json.loads(zlib.decompress(blob[1:]))
+    del doc["page_kind_evidence"]  # an optional field an older writer did not know
+    doc["field_from_the_future"] = 1  # a field this model does not know
+    back = decode_fingerprint(bytes([1]) + zlib.compress(json.dumps(doc).encode()))
+    assert back.page_kind_evidence is None and back.title == make_fp().title
+    del doc["title"]  # a required field
+    with pytest.raises(StoreError):
+        decode_fingerprint(bytes([1]) + zlib.compress(json.dumps(doc).encode()))
+
+
 def test_decode_rejects_unknown_version_and_garbage() -> None:
     blob = encode_fingerprint(make_fp(), keep_text=False, keep_shingles=False)
     with pytest.raises(StoreError) as e:
@@ -185,11 +204,20 @@ def test_verdict_round_trip_and_strict_json() -> None:
     text = encode_verdict(v)
     assert '"capture_time":"2008-04-30T20:48:25Z"' in text
     assert decode_verdict(text) == v
+    if "drift_score" in {f.name for f in dataclasses.fields(Verdict)}:
+        scored = dataclasses.replace(v, drift_score=0.42)
+        assert decode_verdict(encode_verdict(scored)) == scored
     nan = dataclasses.replace(v, measures={"x": MeasureResult("x", float("nan"), "error", float("inf"))})
     text = encode_verdict(nan)
     assert "NaN" not in text.replace('"nan"', "")  # strict JSON: no bare NaN token
     back = decode_verdict(text).measures["x"]
     assert back.score is not None and back.score != back.score and back.threshold == float("inf")
+    d = json.loads(encode_verdict(v))
+    d["from_the_future"] = True
+    for optional in ("seed", "job", "label", "title"):
+        del d[optional]
+    older = decode_verdict(json.dumps(d))
+    assert older.verdict_id == v.verdict_id and older.seed is None and older.title == ""
     naive = dataclasses.replace(v, capture_time=T0.replace(tzinfo=None))
     assert decode_verdict(encode_verdict(naive)).capture_time == T0
 
@@ -238,6 +266,17 @@ def test_put_verdict_is_idempotent(store: BaselineStore) -> None:
     n, df = store.document_frequencies("org,example)/", ["alpha", "beta", "gamma"])
     assert (n, dict(df)) == (2, {"alpha": 2, "beta": 1, "gamma": 1})
     assert store.document_frequencies("other", ["alpha"]) == (0, {})
+
+
+def test_put_verdict_sets_baseline_in_same_transaction(store: BaselineStore) -> None:
+    v = make_verdict()
+    assert store.put_verdict(v, ["a"], baseline=StoredBaseline(v.history, T0, "first", make_fp(title="one")))
+    got = store.get_baseline(v.history)
+    assert got is not None and got.uri_m == "first" and got.fingerprint.title == "one"
+    # a duplicate verdict changes nothing, its baseline included
+    assert not store.put_verdict(v, ["a"], baseline=StoredBaseline(v.history, T0, "second", make_fp(title="two")))
+    again = store.get_baseline(v.history)
+    assert again is not None and again.uri_m == "first" and again.fingerprint.title == "one"
 
 
 def test_recent_verdicts_newest_first(store: BaselineStore) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -68,3 +69,42 @@ async def test_each_bad_event_kind_is_dead_lettered(kafka_broker: EmbeddedBroker
     if pdf_dead:
         assert pdf_dead[0]["reason"] == "extract"
         assert base64.b64decode(pdf_dead[0]["value_b64"]) == values[-2]
+
+
+class _BuggyWatcher:
+    """The real Watcher with a bug injected for one URL (not a stand-in engine)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def history_key(self, url: str) -> str:
+        return str(self.inner.history_key(url))
+
+    def baseline_digest(self, history: str) -> str | None:
+        return self.inner.baseline_digest(history)  # type: ignore[no-any-return]
+
+    def process(self, capture: Any) -> Any:
+        if "bug" in capture.url:
+            raise ZeroDivisionError("injected bug")
+        return self.inner.process(capture)
+
+
+async def test_internal_error_is_dead_lettered_and_the_partition_goes_on(
+    kafka_broker: EmbeddedBroker, kafka_names: KafkaNames, tmp_path: Path
+) -> None:
+    warcs = tmp_path / "warcs"
+    warcs.mkdir()
+    bug, good = write_warc(warcs / "BUG-00001.warc.gz", [("http://bug.example.org/", "20240101000000", page_html(1)),
+                                                          ("http://fine.example.org/", "20240101000000", page_html(2))])
+    cfg = stream_config(kafka_broker.bootstrap_servers, kafka_names, tmp_path, partitions=1, warc_dirs=(str(warcs),))
+    boot, k = kafka_broker.bootstrap_servers, cfg.kafka
+    async with ConsumerApp(cfg) as app:
+        assert app.scoring is not None
+        app.scoring.watcher = _BuggyWatcher(app.scoring.watcher)
+        await produce(boot, next(iter(k.input_topics)), [heritrix_message(bug), heritrix_message(good)])
+        verdicts = await read_topic(boot, k.results_topic, expect=1, timeout_s=60)
+        dead = await read_topic(boot, k.dead_letter_topic, expect=1, timeout_s=30)
+        assert await app.wait_caught_up(timeout_s=30)
+    assert [v["value"]["url"] for v in verdicts] == ["http://fine.example.org/"]
+    assert dead[0]["value"]["reason"] == "internal"
+    assert "ZeroDivisionError" in dead[0]["value"]["message"]

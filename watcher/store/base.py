@@ -39,11 +39,13 @@ class BaselineStore(Protocol):
 
     def get_verdict(self, verdict_id: str) -> Verdict | None: ...
 
-    def put_verdict(self, verdict: Verdict, terms: Sequence[str] = ()) -> bool:
+    def put_verdict(self, verdict: Verdict, terms: Sequence[str] = (), baseline: StoredBaseline | None = None) -> bool:
         """Store ``verdict``; return False (and change nothing) if its id is
         already stored, or was stored once and pruned by ``history_limit``.
         ``terms`` are the distinct terms of the capture, added to the
-        history's document frequencies in the same transaction."""
+        history's document frequencies in the same transaction.  ``baseline``,
+        when given, is set in that same transaction too (only if the verdict is
+        new), so a crash cannot leave a new baseline without its verdict."""
 
     def recent_verdicts(self, history: str, limit: int) -> list[Verdict]:
         """The newest ``limit`` verdicts of ``history``, newest first (by capture time)."""

@@ -98,75 +98,81 @@ def _unpack_shingles(obj: Mapping[str, Any]) -> frozenset[int]:
     return frozenset(struct.unpack(f"<{len(raw) // 8}{fmt}", raw))
 
 
+def _tag(value: Any) -> Any:
+    """JSON form of a field value that keeps its Python type: tuples, sets,
+    bytes and mappings are tagged (``$t``, ``$s``, ``$b``, ``$m``), so a field the
+    model gains later round-trips without a codec change."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, bytes | bytearray | memoryview):
+        return {"$b": _b64(bytes(value))}
+    if isinstance(value, tuple | list):
+        return {"$t": [_tag(v) for v in value]}
+    if isinstance(value, frozenset | set):
+        return {"$s": [_tag(v) for v in sorted(value, key=repr)]}
+    if isinstance(value, Mapping):
+        return {"$m": [[_tag(k), _tag(v)] for k, v in value.items()]}
+    raise StoreError(f"cannot encode a {type(value).__name__} in a fingerprint", reason="store_codec")
+
+
+def _untag(value: Any) -> Any:
+    if not isinstance(value, dict):
+        return value
+    if "$b" in value:
+        return _unb64(value["$b"])
+    if "$t" in value:
+        return tuple(_untag(v) for v in value["$t"])
+    if "$s" in value:
+        return frozenset(_untag(v) for v in value["$s"])
+    if "$m" in value:
+        return {_untag(k): _untag(v) for k, v in value["$m"]}
+    raise ValueError(f"untagged object {sorted(value)[:3]}")
+
+
+_FP_FIELDS = {f.name: f for f in dataclasses.fields(Fingerprint)}
+
+
 def encode_fingerprint(
     fp: Fingerprint, *, keep_text: bool, keep_shingles: bool, max_terms: int = MAX_STORED_TERMS
 ) -> bytes:
     """Versioned, compressed bytes of the reduced form of ``fp`` (see module doc)."""
     r = reduce_fingerprint(fp, keep_text=keep_text, keep_shingles=keep_shingles, max_terms=max_terms)
-    doc: dict[str, Any] = {
-        "kind": r.kind,
-        "digest": r.digest,
-        "byte_count": r.byte_count,
-        "word_count": r.word_count,
-        "language": r.language,
-        "title": r.title,
-        "headings": list(r.headings),
-        "term_freqs": dict(r.term_freqs),
-        "shingle_count": r.shingle_count,
-        "minhash": _b64(r.minhash),
-        "simhash_raw": r.simhash_raw,
-        "simhash_tf": r.simhash_tf,
-        "dois": sorted(r.dois),
-        "citation": {k: list(v) for k, v in r.citation.items()},
-        "page_kind": r.page_kind,
-        "page_kind_evidence": r.page_kind_evidence,
-        "shingles": _pack_shingles(r.shingles) if r.shingles is not None else None,
-        "tokens": list(r.tokens) if r.tokens is not None else None,
-        "text": r.text,
-        "stemmed": r.stemmed,
-        "boilerplate_removed": r.boilerplate_removed,
-        "error": r.error,
-    }
+    doc: dict[str, Any] = {}
+    for name in _FP_FIELDS:
+        value = getattr(r, name)
+        if name == "term_freqs":  # the bulk of a sketch: a plain JSON object, not tagged pairs
+            doc[name] = {str(k): int(v) for k, v in value.items()}
+        elif name == "shingles":
+            doc[name] = _pack_shingles(value) if value is not None else None
+        else:
+            doc[name] = _tag(value)
     body = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return bytes([FINGERPRINT_FORMAT]) + zlib.compress(body, 6)
 
 
 def decode_fingerprint(b: bytes) -> Fingerprint:
     """Inverse of :func:`encode_fingerprint`; raises :class:`StoreError` on
-    an unknown format version or damaged bytes."""
+    an unknown format version or damaged bytes.  Fields missing from an older
+    blob take their defaults; fields the model no longer has are ignored."""
     if not b:
         raise StoreError("empty fingerprint blob", reason="store_codec")
     if b[0] != FINGERPRINT_FORMAT:
         raise StoreError(f"unknown fingerprint format version {b[0]}", reason="store_codec")
     try:
         doc = json.loads(zlib.decompress(b[1:]).decode("utf-8"))
-        shingles = doc.get("shingles")
-        tokens = doc.get("tokens")
-        return Fingerprint(
-            kind=doc["kind"],
-            digest=doc["digest"],
-            byte_count=int(doc["byte_count"]),
-            word_count=int(doc["word_count"]),
-            language=doc.get("language"),
-            title=doc["title"],
-            headings=tuple(doc["headings"]),
-            term_freqs={str(k): int(v) for k, v in doc["term_freqs"].items()},
-            shingle_count=int(doc["shingle_count"]),
-            minhash=_unb64(doc["minhash"]),
-            simhash_raw=int(doc["simhash_raw"]),
-            simhash_tf=int(doc["simhash_tf"]),
-            dois=frozenset(doc["dois"]),
-            citation={str(k): tuple(v) for k, v in doc["citation"].items()},
-            page_kind=doc.get("page_kind"),
-            page_kind_evidence=doc.get("page_kind_evidence"),
-            shingles=_unpack_shingles(shingles) if shingles is not None else None,
-            tokens=tuple(tokens) if tokens is not None else None,
-            text=doc.get("text"),
-            stemmed=bool(doc.get("stemmed", False)),
-            boilerplate_removed=bool(doc.get("boilerplate_removed", False)),
-            error=doc.get("error"),
-        )
-    except (zlib.error, UnicodeDecodeError, ValueError, KeyError, TypeError, struct.error) as exc:
+        kwargs: dict[str, Any] = {}
+        for name in _FP_FIELDS:
+            if name not in doc:
+                continue  # dataclass default applies (a missing required field fails below)
+            value = doc[name]
+            if name == "term_freqs":
+                kwargs[name] = {str(k): int(v) for k, v in value.items()}
+            elif name == "shingles":
+                kwargs[name] = _unpack_shingles(value) if value is not None else None
+            else:
+                kwargs[name] = _untag(value)
+        return Fingerprint(**kwargs)
+    except (zlib.error, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError, struct.error) as exc:
         raise StoreError(f"damaged fingerprint blob: {exc}", reason="store_codec") from exc
 
 
@@ -206,59 +212,60 @@ def measure_from_dict(d: Mapping[str, Any]) -> MeasureResult:
     )
 
 
+_V_FIELDS = dataclasses.fields(Verdict)
+
+
+def _kind(f: dataclasses.Field[Any]) -> str:
+    """How a Verdict field is written: by its annotation (a string under
+    ``from __future__ import annotations``)."""
+    t = str(f.type)
+    if f.name == "measures":
+        return "measures"
+    if "datetime" in t:
+        return "datetime"
+    if "float" in t:
+        return "float"
+    return "plain"
+
+
+_V_KINDS = {f.name: _kind(f) for f in _V_FIELDS}
+
+
 def verdict_to_dict(v: Verdict) -> dict[str, Any]:
-    """Plain JSON-ready mapping of ``v`` (datetimes as ISO 8601 UTC)."""
-    return {
-        "verdict_id": v.verdict_id,
-        "history": v.history,
-        "url": v.url,
-        "capture_time": iso_utc(v.capture_time),
-        "uri_m": v.uri_m,
-        "digest": v.digest,
-        "baseline_time": iso_utc(v.baseline_time) if v.baseline_time is not None else None,
-        "baseline_uri_m": v.baseline_uri_m,
-        "measures": {k: measure_to_dict(m) for k, m in v.measures.items()},
-        "status": v.status,
-        "change": v.change,
-        "reason": v.reason,
-        "page_kind": v.page_kind,
-        "language": v.language,
-        "byte_count": v.byte_count,
-        "word_count": v.word_count,
-        "title": v.title,
-        "seed": v.seed,
-        "job": v.job,
-        "label": v.label,
-    }
+    """Plain JSON-ready mapping of ``v`` (datetimes as ISO 8601 UTC, measures
+    as ``{name: {name, score, status, threshold}}``); every field of the model."""
+    out: dict[str, Any] = {}
+    for name, kind in _V_KINDS.items():
+        value = getattr(v, name)
+        if kind == "measures":
+            out[name] = {k: measure_to_dict(m) for k, m in value.items()}
+        elif kind == "datetime":
+            out[name] = iso_utc(value) if value is not None else None
+        elif kind == "float":
+            out[name] = _score(value)
+        else:
+            out[name] = value
+    return out
 
 
 def verdict_from_dict(d: Mapping[str, Any]) -> Verdict:
-    """Inverse of :func:`verdict_to_dict`; datetimes come back aware, in UTC."""
+    """Inverse of :func:`verdict_to_dict`; datetimes come back aware, in UTC.
+    Keys the model does not know are ignored; missing optional ones take defaults."""
+    kwargs: dict[str, Any] = {}
     try:
-        baseline_time = d.get("baseline_time")
-        label = d.get("label")
-        return Verdict(
-            verdict_id=str(d["verdict_id"]),
-            history=str(d["history"]),
-            url=str(d["url"]),
-            capture_time=parse_iso(d["capture_time"]),
-            uri_m=d.get("uri_m"),
-            digest=d.get("digest"),
-            baseline_time=parse_iso(baseline_time) if baseline_time else None,
-            baseline_uri_m=d.get("baseline_uri_m"),
-            measures={str(k): measure_from_dict(m) for k, m in cast(Mapping[str, Any], d.get("measures", {})).items()},
-            status=d["status"],
-            change=d["change"],
-            reason=str(d.get("reason", "")),
-            page_kind=d.get("page_kind"),
-            language=d.get("language"),
-            byte_count=int(d.get("byte_count", 0)),
-            word_count=int(d.get("word_count", 0)),
-            title=str(d.get("title", "")),
-            seed=d.get("seed"),
-            job=d.get("job"),
-            label=int(label) if label is not None else None,
-        )
+        for name, kind in _V_KINDS.items():
+            if name not in d:
+                continue
+            value = d[name]
+            if kind == "measures":
+                kwargs[name] = {str(k): measure_from_dict(m) for k, m in cast(Mapping[str, Any], value or {}).items()}
+            elif kind == "datetime":
+                kwargs[name] = parse_iso(value) if value else None
+            elif kind == "float":
+                kwargs[name] = _unscore(value)
+            else:
+                kwargs[name] = value
+        return Verdict(**kwargs)
     except (KeyError, TypeError, ValueError) as exc:
         raise StoreError(f"damaged verdict record: {exc}", reason="store_codec") from exc
 

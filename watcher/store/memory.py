@@ -60,13 +60,16 @@ class MemoryStore:
             self._check_open()
             return self._baselines.get(history)
 
-    def set_baseline(self, baseline: StoredBaseline) -> None:
+    def _reduced(self, baseline: StoredBaseline) -> StoredBaseline:
         fp = reduce_fingerprint(
             baseline.fingerprint, keep_text=self.keep_text, keep_shingles=self.keep_shingles, max_terms=self.max_terms
         )
-        stored = StoredBaseline(
+        return StoredBaseline(
             history=baseline.history, capture_time=utc(baseline.capture_time), uri_m=baseline.uri_m, fingerprint=fp
         )
+
+    def set_baseline(self, baseline: StoredBaseline) -> None:
+        stored = self._reduced(baseline)
         with self._lock:
             self._check_open()
             self._baselines[baseline.history] = stored
@@ -81,8 +84,9 @@ class MemoryStore:
             self._check_open()
             return self._verdicts.get(verdict_id)
 
-    def put_verdict(self, verdict: Verdict, terms: Sequence[str] = ()) -> bool:
+    def put_verdict(self, verdict: Verdict, terms: Sequence[str] = (), baseline: StoredBaseline | None = None) -> bool:
         key = _order_key(verdict)
+        stored = self._reduced(baseline) if baseline is not None else None
         with self._lock:
             self._check_open()
             if verdict.verdict_id in self._verdicts or verdict.verdict_id in self._pruned:
@@ -95,6 +99,8 @@ class MemoryStore:
             for t in set(terms):
                 df[t] = df.get(t, 0) + 1
             self._n[h] += 1
+            if stored is not None:
+                self._baselines[stored.history] = stored
             current = self._latest.get(h)
             if current is None or key[0] >= current[0][0]:
                 self._latest[h] = (key, verdict.status)

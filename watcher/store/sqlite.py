@@ -12,7 +12,13 @@ serialising calls on one connection avoids ``database is locked`` errors
 between threads of one process, and a ``busy_timeout`` covers a second
 process (a CLI scan beside a consumer) on the same file.  Every write is one
 ``BEGIN IMMEDIATE`` transaction, so ``put_verdict`` either stores the verdict
-*and* its document-frequency update *and* the ``latest`` row, or nothing.
+*and* its document-frequency update *and* the ``latest`` row (and a new
+baseline, when given), or nothing.
+
+Tables (``meta.schema_version`` = :data:`SCHEMA_VERSION`): ``baselines``,
+``verdicts``, ``doc_freq``, ``doc_count``, ``latest`` (newest verdict per
+history: the off-topic gauge is a count over a partial index), ``pruned`` (ids
+of verdicts dropped by ``history_limit``, so re-delivery stays idempotent).
 """
 
 from __future__ import annotations
@@ -189,18 +195,25 @@ class SQLiteStore:
             history=history, capture_time=parse_iso(row[0]), uri_m=row[1], fingerprint=decode_fingerprint(row[2])
         )
 
-    def set_baseline(self, baseline: StoredBaseline) -> None:
-        blob = encode_fingerprint(
+    def _baseline_blob(self, baseline: StoredBaseline) -> bytes:
+        return encode_fingerprint(
             baseline.fingerprint, keep_text=self.keep_text, keep_shingles=self.keep_shingles, max_terms=self.max_terms
         )
+
+    @staticmethod
+    def _upsert_baseline(c: sqlite3.Connection, baseline: StoredBaseline, blob: bytes) -> None:
+        c.execute(
+            "INSERT INTO baselines (history, capture_time, uri_m, fingerprint) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(history) DO UPDATE SET capture_time = excluded.capture_time, "
+            "uri_m = excluded.uri_m, fingerprint = excluded.fingerprint",
+            (baseline.history, time_key(baseline.capture_time), baseline.uri_m, blob),
+        )
+
+    def set_baseline(self, baseline: StoredBaseline) -> None:
+        blob = self._baseline_blob(baseline)
         try:
             with self._tx() as c:
-                c.execute(
-                    "INSERT INTO baselines (history, capture_time, uri_m, fingerprint) VALUES (?, ?, ?, ?) "
-                    "ON CONFLICT(history) DO UPDATE SET capture_time = excluded.capture_time, "
-                    "uri_m = excluded.uri_m, fingerprint = excluded.fingerprint",
-                    (baseline.history, time_key(baseline.capture_time), baseline.uri_m, blob),
-                )
+                self._upsert_baseline(c, baseline, blob)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot store baseline: {exc}", reason="store_write") from exc
 
@@ -215,12 +228,14 @@ class SQLiteStore:
             row = c.execute("SELECT json FROM verdicts WHERE verdict_id = ?", (verdict_id,)).fetchone()
         return decode_verdict(row[0]) if row is not None else None
 
-    def put_verdict(self, verdict: Verdict, terms: Sequence[str] = ()) -> bool:
-        """Insert ``verdict`` once; document frequencies, the ``latest`` row
-        and pruning happen in the same transaction, and only when it is new."""
+    def put_verdict(self, verdict: Verdict, terms: Sequence[str] = (), baseline: StoredBaseline | None = None) -> bool:
+        """Insert ``verdict`` once; document frequencies, the ``latest`` row,
+        the optional new ``baseline`` and pruning happen in the same
+        transaction, and only when the verdict is new."""
         key = time_key(verdict.capture_time)
         payload = encode_verdict(verdict)
         distinct = sorted(set(terms))
+        blob = self._baseline_blob(baseline) if baseline is not None else None
         try:
             with self._tx() as c:
                 if c.execute("SELECT 1 FROM pruned WHERE verdict_id = ?", (verdict.verdict_id,)).fetchone():
@@ -242,7 +257,7 @@ class SQLiteStore:
                     "INSERT INTO doc_count (history, n) VALUES (?, 1) ON CONFLICT(history) DO UPDATE SET n = n + 1 "
                     "RETURNING n",
                     (verdict.history,),
-                ).fetchone()[0]
+                ).fetchall()[0][0]  # fetchall: finish the RETURNING statement before COMMIT
                 c.execute(
                     "INSERT INTO latest (history, verdict_id, capture_time, status) VALUES (?, ?, ?, ?) "
                     "ON CONFLICT(history) DO UPDATE SET verdict_id = excluded.verdict_id, "
@@ -250,6 +265,8 @@ class SQLiteStore:
                     "WHERE excluded.capture_time >= latest.capture_time",
                     (verdict.history, verdict.verdict_id, key, verdict.status),
                 )
+                if baseline is not None:
+                    self._upsert_baseline(c, baseline, blob or b"")
                 if seen > self.history_limit:  # n counts every verdict ever stored: an upper bound
                     self._prune(c, verdict.history)
         except sqlite3.Error as exc:
