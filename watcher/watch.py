@@ -57,14 +57,16 @@ class Watcher:
         if existing is not None:
             return existing, False
         with self._lock:
-            verdict, terms = self._score(history, capture)
-            new = self.store.put_verdict(verdict, terms)
+            verdict, terms, new_base = self._score(history, capture)
+            # Verdict, document frequencies and a new baseline go in one
+            # transaction: a crash cannot leave a baseline without its verdict.
+            new = self.store.put_verdict(verdict, terms, baseline=new_base)
         if not new:
             stored = self.store.get_verdict(vid)
             return (stored or verdict), False
         return verdict, True
 
-    def _score(self, history: str, cap: Capture) -> tuple[Verdict, list[str]]:
+    def _score(self, history: str, cap: Capture) -> tuple[Verdict, list[str], StoredBaseline | None]:
         eng = self.engine
         base = self.store.get_baseline(history)
         if base is not None and cap.content is None and cap.digest and cap.digest == base.fingerprint.digest:
@@ -72,11 +74,12 @@ class Watcher:
             fp = base.fingerprint
             d = Decision("on-topic", "unchanged", "same digest as the baseline", 0.0)
             base_cap = Capture(url=cap.url, timestamp=base.capture_time, uri_m=base.uri_m)
-            return eng.make_verdict(history, cap, fp, base_cap, {}, d), []
+            return eng.make_verdict(history, cap, fp, base_cap, {}, d), [], None
         fp = eng.fingerprint(cap)
         terms = list(fp.term_freqs)
         if base is None:
-            return self._first(history, cap, fp), terms
+            verdict, new_base = self._first(history, cap, fp)
+            return verdict, terms, new_base
         n_docs, df = self.store.document_frequencies(history, terms)
         # The IDF includes the capture being scored, as in the batch path.
         n = n_docs + 1
@@ -86,21 +89,21 @@ class Watcher:
         base_cap = Capture(url=cap.url, timestamp=base.capture_time, uri_m=base.uri_m)
         verdict = eng.make_verdict(history, cap, fp, base_cap, results, d)
         pol = eng.config.baseline.policy
-        if pol == "rolling" and d.status == "on-topic" and is_valid_baseline(fp) and \
-                utc(cap.timestamp) > base.capture_time:
-            self.store.set_baseline(StoredBaseline(history, utc(cap.timestamp), cap.uri_m, fp))
-        return verdict, terms
+        roll = pol == "rolling" and d.status == "on-topic" and is_valid_baseline(fp)
+        if roll and utc(cap.timestamp) > base.capture_time:
+            return verdict, terms, StoredBaseline(history, utc(cap.timestamp), cap.uri_m, fp)
+        return verdict, terms, None
 
-    def _first(self, history: str, cap: Capture, fp: Fingerprint) -> Verdict:
+    def _first(self, history: str, cap: Capture, fp: Fingerprint) -> tuple[Verdict, StoredBaseline | None]:
         """No baseline yet: this capture becomes it, if it can serve as one."""
         eng = self.engine
         pol = eng.config.baseline.policy
         strict = pol in ("first-valid", "pinned")
         usable = is_valid_baseline(fp) if strict else (not fp.is_empty and fp.kind != "binary")
         if usable:
-            self.store.set_baseline(StoredBaseline(history, utc(cap.timestamp), cap.uri_m, fp))
             d = Decision("on-topic", "baseline", "first capture: now the baseline", 0.0)
-            return eng.make_verdict(history, cap, fp, cap, {}, d)
+            base = StoredBaseline(history, utc(cap.timestamp), cap.uri_m, fp)
+            return eng.make_verdict(history, cap, fp, cap, {}, d), base
         if fp.is_empty:
             d = Decision("empty", "empty", f"no content ({fp.error or 'empty'}); no baseline yet", 0.0)
         elif fp.page_kind:
@@ -108,4 +111,4 @@ class Watcher:
                          "no baseline yet", 0.95)
         else:
             d = Decision("empty", "empty", "not usable as a baseline; waiting for one", 0.0)
-        return eng.make_verdict(history, cap, fp, None, {}, d)
+        return eng.make_verdict(history, cap, fp, None, {}, d), None
