@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -39,7 +39,7 @@ def make_pdf(text: str) -> bytes:
 
 def test_pdf_text_and_checksum() -> None:
     eng = Engine(EngineConfig())
-    t = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    t = datetime(2024, 1, 1, tzinfo=UTC)
     a = make_pdf("Rainfall and river discharge in the upper valley basin during spring floods")
     b = make_pdf("Casino bonus offers and online betting odds for this weekend only")
     fa = eng.fingerprint(Capture(url="https://doi.example/10.1/x", timestamp=t, content=a))
@@ -54,7 +54,7 @@ def test_pdf_text_and_checksum() -> None:
 
 def test_eval_command_on_labels_and_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     gold = tmp_path / "gold"
-    for i, (date, body) in enumerate([("20200101000000", b"<p>River water flood bank bridge valley stream</p>"),
+    for _i, (date, body) in enumerate([("20200101000000", b"<p>River water flood bank bridge valley stream</p>"),
                                       ("20200201000000", b"<p>River water flood bank bridge valley stream</p>"),
                                       ("20200301000000", b"<title>Domain for sale</title><p>Buy this domain</p>")]):
         (gold / "html" / "7").mkdir(parents=True, exist_ok=True)
