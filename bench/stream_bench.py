@@ -198,7 +198,7 @@ async def stream_rate(cfg: Any, recs: list[Rec], rounds: int, sampler_every_s: f
             for r in range(rounds):
                 await produce(cfg.kafka.bootstrap_servers, crawl, [message(rec, r) for rec in recs])
                 # Keep at most two rounds in the broker ahead of the scorer: flat memory on our side.
-                while app.scorer is not None and app.scorer.processed < (r - 1) * len(recs) * 0.5:
+                while app.router is not None and app.router.processed < (r - 1) * len(recs):
                     await asyncio.sleep(0.05)
             while True:
                 if app.verdicts != seen:

@@ -25,12 +25,16 @@ import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
-from typing import Any
 
+from watcher.acquire import Acquirer
 from watcher.broker import EmbeddedBroker, broker_reachable, ensure_topics
 from watcher.config import Config
+from watcher.engine import Engine
 from watcher.errors import ConfigError, DriftlineError
 from watcher.metrics import Metrics, MetricsServer
+from watcher.recommend import Recommender
+from watcher.store import BaselineStore, open_store
+from watcher.watch import Watcher
 
 from .deadletter import DeadLetters
 from .ledger import AlertLedger
@@ -65,8 +69,8 @@ class ConsumerApp:
         self.router: PartitionRunner | None = None
         self.scorer: PartitionRunner | None = None
         self.scoring: Scorer | None = None
-        self.store: Any = None
-        self.acquirer: Any = None
+        self.store: BaselineStore | None = None
+        self.acquirer: Acquirer | None = None
         self.ledger: AlertLedger | None = None
         self._executor: ThreadPoolExecutor | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -88,9 +92,8 @@ class ConsumerApp:
                 self.metrics_server = MetricsServer(self.metrics, cfg.metrics.host, cfg.metrics.port, self.ready)
                 await self.metrics_server.start()
             assert self.scoring is not None and self.publisher is not None
-            dead_letters = DeadLetters(k, self.publisher, self.metrics)
             if k.rekey:
-                router = Router(cfg, self.publisher, dead_letters, self.metrics)
+                router = Router(cfg, self.publisher, self.scoring.dead_letters, self.metrics)
                 self.router = PartitionRunner("router", k, self.bootstrap_servers, f"{k.group_id}-router",
                                               k.input_topics, router.handle, self.metrics)
             score_topics = [k.keyed_topic] if k.rekey else list(k.input_topics)
@@ -109,13 +112,6 @@ class ConsumerApp:
         log.info("driftline consumer app running against %s", self.bootstrap_servers)
 
     async def _build_pipeline(self) -> None:
-        from watcher.watch import Watcher
-
-        from watcher.acquire import Acquirer
-        from watcher.engine import Engine
-        from watcher.recommend import Recommender
-        from watcher.store import open_store
-
         cfg = self.cfg
         self.store = await asyncio.to_thread(open_store, cfg.store)
         watcher = Watcher(Engine(cfg.engine), self.store)

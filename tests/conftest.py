@@ -1,5 +1,5 @@
 """Shared fixtures.  Component fixtures live in tests/fixtures/ (one module per
-real component: Kafka broker, browser) and are registered here."""
+real component: Kafka broker, browser, PostgreSQL) and are registered here."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests.fixtures.kafka", "tests.fixtures.browser"]
+pytest_plugins = ["tests.fixtures.kafka", "tests.fixtures.browser", "tests.fixtures.postgres"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"

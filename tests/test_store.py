@@ -1,4 +1,5 @@
-"""Baseline stores and their codec, against a real SQLite file."""
+"""Baseline stores and their codec, against a real SQLite file and a real
+PostgreSQL server (PostgreSQL specifics: tests/test_store_postgres.py)."""
 
 from __future__ import annotations
 
@@ -225,15 +226,21 @@ def test_verdict_round_trip_and_strict_json() -> None:
 # -- both backends ----------------------------------------------------------
 
 
-@pytest.fixture(params=["sqlite", "memory"])
+@pytest.fixture(params=["sqlite", "memory", pytest.param("postgres", marks=pytest.mark.postgres)])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> BaselineStore:
-    s = open_store(StoreConfig(backend=request.param, path=str(tmp_path / "sub" / "d.db"), history_limit=5))
+    # postgres: a real server (tests/fixtures/postgres.py), a fresh schema per test
+    dsn = request.getfixturevalue("postgres_dsn") if request.param == "postgres" else None
+    cfg = StoreConfig(backend=request.param, path=str(tmp_path / "sub" / "d.db"), dsn=dsn, history_limit=5)
+    s = open_store(cfg)
     request.addfinalizer(s.close)
     return s
 
 
-def test_open_store_backends(store: BaselineStore, tmp_path: Path) -> None:
-    assert isinstance(store, SQLiteStore | MemoryStore)
+def test_open_store_backends(store: BaselineStore, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    backend = request.node.callspec.params["store"]
+    expected = {"sqlite": "SQLiteStore", "memory": "MemoryStore", "postgres": "PostgresStore"}[backend]
+    assert type(store).__name__ == expected
+    assert isinstance(store, SQLiteStore | MemoryStore) or backend == "postgres"
     if isinstance(store, SQLiteStore):
         assert (tmp_path / "sub" / "d.db").exists()
 

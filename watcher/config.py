@@ -97,8 +97,12 @@ class EngineConfig(_Frozen):
 
 
 class StoreConfig(_Frozen):
-    backend: Literal["sqlite", "memory"] = "sqlite"
+    backend: Literal["sqlite", "memory", "postgres"] = "sqlite"
     path: str = "driftline.db"
+    # PostgreSQL connection string (backend "postgres": one store shared by consumers on several machines),
+    # e.g. "postgresql://driftline@db.example.org/driftline"; set it from DRIFTLINE__STORE__DSN to keep a
+    # password out of config.yaml.
+    dsn: str | None = None
     keep_text: bool = False
     keep_shingles: bool = False
     history_limit: int = 1000

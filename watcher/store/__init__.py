@@ -1,8 +1,12 @@
 """Baseline stores: where per-history state lives between captures.
 
 ``open_store`` picks the backend named by ``store.backend``: ``sqlite`` (the
-embedded default, durable) or ``memory`` (batch runs, quick use).  Both
-implement :class:`~watcher.store.base.BaselineStore`.
+embedded default, durable), ``memory`` (batch runs, quick use) or
+``postgres`` (one store shared by consumers on several machines, at
+``store.dsn``).  All implement :class:`~watcher.store.base.BaselineStore`.
+
+The PostgreSQL backend is imported only when chosen: its driver (psycopg) is
+the optional ``postgres`` extra, so the embedded backends work without it.
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ __all__ = [
 
 
 def open_store(cfg: StoreConfig) -> BaselineStore:
-    """Open the store ``cfg`` describes (the SQLite file is created on first use)."""
+    """Open the store ``cfg`` describes (the SQLite file, or the PostgreSQL
+    tables, are created on first use)."""
     if cfg.backend == "sqlite":
         return SQLiteStore(
             cfg.path,
@@ -50,6 +55,25 @@ def open_store(cfg: StoreConfig) -> BaselineStore:
         )
     if cfg.backend == "memory":
         return MemoryStore(
+            keep_text=cfg.keep_text,
+            keep_shingles=cfg.keep_shingles,
+            history_limit=cfg.history_limit,
+            max_terms=cfg.max_terms,
+        )
+    if cfg.backend == "postgres":
+        if not cfg.dsn:
+            raise ConfigError(
+                "store.backend is postgres but store.dsn is not set (e.g. DRIFTLINE__STORE__DSN)", reason="store_dsn"
+            )
+        try:
+            from .postgres import PostgresStore
+        except ImportError as exc:
+            raise ConfigError(
+                f"store.backend postgres needs psycopg: pip install 'driftline[postgres]' ({exc})",
+                reason="store_backend",
+            ) from exc
+        return PostgresStore(
+            cfg.dsn,
             keep_text=cfg.keep_text,
             keep_shingles=cfg.keep_shingles,
             history_limit=cfg.history_limit,
