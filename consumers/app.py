@@ -26,7 +26,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 
-from watcher.acquire import Acquirer
+from watcher.acquire import Acquirer, RenderPool
 from watcher.broker import EmbeddedBroker, broker_reachable, ensure_topics
 from watcher.config import Config
 from watcher.engine import Engine
@@ -71,6 +71,7 @@ class ConsumerApp:
         self.scoring: Scorer | None = None
         self.store: BaselineStore | None = None
         self.acquirer: Acquirer | None = None
+        self.renderer: RenderPool | None = None
         self.ledger: AlertLedger | None = None
         self._executor: ThreadPoolExecutor | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -115,7 +116,10 @@ class ConsumerApp:
         cfg = self.cfg
         self.store = await asyncio.to_thread(open_store, cfg.store)
         watcher = Watcher(Engine(cfg.engine), self.store)
-        self.acquirer = Acquirer(cfg, on_fetch=self.metrics.observe_fetch)
+        if cfg.render.enabled:
+            # Chromium starts on the first page that needs rendering (live fetches only).
+            self.renderer = RenderPool(cfg.render, cfg.acquire.allow_addresses, fetch=cfg.acquire.live)
+        self.acquirer = Acquirer(cfg, on_fetch=self.metrics.observe_fetch, renderer=self.renderer)
         recommender = Recommender(cfg.recommend, self.store, actuator=cfg.actuator)
         self.ledger = AlertLedger.for_config(cfg)
         await asyncio.to_thread(self.ledger.prune, 30 * 86400)
@@ -156,6 +160,12 @@ class ConsumerApp:
             except Exception:
                 log.exception("error closing the acquirer")
             self.acquirer = None
+        if self.renderer is not None:
+            try:
+                await self.renderer.close()
+            except Exception:
+                log.exception("error closing the browser")
+            self.renderer = None
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None

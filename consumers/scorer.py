@@ -9,7 +9,10 @@ acknowledgements.  Only then does the runner commit the offset.
 
 Any :class:`~watcher.errors.DriftlineError` dead-letters the event with its
 reason slug; any other exception is a bug: logged with its traceback and
-dead-lettered as ``internal``.  Either way the partition goes on.
+dead-lettered as ``internal``.  Either way the partition goes on.  The one
+exception is a store outage (connection lost, database restarting): that is
+not the event's fault, so the event is retried with backoff for
+``kafka.store_retry_s`` before it is dead-lettered.
 
 The engine and the store are synchronous; they run in a small thread pool so
 the event loop keeps heartbeating, fetching and publishing meanwhile.
@@ -26,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
 from watcher.config import Config
-from watcher.errors import DriftlineError, SkipEvent
+from watcher.errors import DriftlineError, SkipEvent, StoreError
 from watcher.events import CaptureEvent, parse_event, should_skip
 from watcher.metrics import Metrics
 from watcher.model import Capture, Verdict
@@ -37,6 +40,10 @@ from .messages import ALERT_CHANGES, H_SRC_FORMAT, alert_message, verdict_messag
 from .publisher import Outgoing, Publisher
 
 log = logging.getLogger(__name__)
+
+# Store failures that a later attempt can cure (connection lost, database
+# locked or restarting); anything else (a damaged record) is the event's own.
+TRANSIENT_STORE_REASONS = frozenset({"store", "store_open", "store_read", "store_write"})
 
 Record = Any  # aiokafka ConsumerRecord
 T = TypeVar("T")
@@ -104,7 +111,7 @@ class Scorer:
         started = time.perf_counter()
         self.metrics.events_consumed.labels(topic=record.topic).inc()
         try:
-            await self._score(record)
+            await self._score_retrying(record)
         except SkipEvent as skip:
             self.metrics.events_skipped.labels(reason=skip.reason).inc()
         except DriftlineError as exc:
@@ -120,6 +127,31 @@ class Scorer:
             await self.dead_letters.send(record, "internal", repr(exc), type(exc).__name__)
         finally:
             self.metrics.processing_seconds.observe(time.perf_counter() - started)
+
+    async def _score_retrying(self, record: Record) -> None:
+        """:meth:`_score`, retried while the store is unreachable.
+
+        A store outage says nothing about the event: dead-lettering every event
+        during a database restart would be wrong.  The partition waits (order
+        is kept) with backoff for up to ``kafka.store_retry_s``; after that the
+        event is dead-lettered with the store's reason and the partition goes
+        on.  Every step is idempotent, so a retry after a partial write is safe.
+        """
+        deadline = time.monotonic() + self.cfg.kafka.store_retry_s
+        delay = 0.5
+        while True:
+            try:
+                await self._score(record)
+                return
+            except StoreError as exc:
+                if exc.reason not in TRANSIENT_STORE_REASONS or time.monotonic() + delay > deadline:
+                    raise
+                topic, partition, offset, _ = source_position(record)
+                log.warning("store unavailable scoring %s[%d]@%d (%s: %s); retrying in %.1fs", topic, partition,
+                            offset, exc.reason, exc, delay,
+                            extra={"topic": topic, "partition": partition, "offset": offset, "reason": exc.reason})
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 10.0)
 
     async def _score(self, record: Record) -> None:
         topic, partition, offset, _ = source_position(record)

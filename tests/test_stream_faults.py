@@ -167,3 +167,32 @@ async def test_consumer_survives_broker_restart(private_broker: EmbeddedBroker, 
         assert app.scorer is not None
     assert {v["value"]["url"] for v in verdicts} == {r.url for r in after}
     assert _stored_counts(cfg, before + after) == [1] * 10
+
+
+async def test_store_connection_loss_is_retried_not_dead_lettered(
+    kafka_broker: EmbeddedBroker, kafka_names: KafkaNames, tmp_path: Path, postgres_dsn: str
+) -> None:
+    """The PostgreSQL server drops the consumer's connections between two events:
+    the next event is retried after the reconnect, scored, and never dead-lettered."""
+    import psycopg
+
+    refs = _events(tmp_path / "warcs", 2, "pg")
+    cfg = stream_config(kafka_broker.bootstrap_servers, kafka_names, tmp_path, partitions=1,
+                        warc_dirs=(str(tmp_path / "warcs"),),
+                        extra={"store": {"backend": "postgres", "dsn": postgres_dsn}})
+    boot, k = kafka_broker.bootstrap_servers, cfg.kafka
+    crawl = next(iter(k.input_topics))
+    async with ConsumerApp(cfg) as app:
+        await produce(boot, crawl, [heritrix_message(refs[0])])
+        assert len(await read_topic(boot, k.results_topic, expect=1, timeout_s=60)) == 1
+        with psycopg.connect(postgres_dsn, autocommit=True) as admin:
+            killed = admin.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                                   "WHERE pid <> pg_backend_pid() AND datname = current_database() "
+                                   "AND application_name LIKE 'driftline%'").fetchone()
+        assert killed is not None and killed[0] >= 1
+        await produce(boot, crawl, [heritrix_message(refs[1])])
+        verdicts = await read_topic(boot, k.results_topic, expect=2, timeout_s=60)
+        assert await app.wait_caught_up(timeout_s=30)
+        dead = await read_topic(boot, k.dead_letter_topic, timeout_s=5, idle_s=0.5)
+    assert {v["value"]["url"] for v in verdicts} == {r.url for r in refs}
+    assert dead == []

@@ -145,6 +145,7 @@ class EmbeddedBroker:
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,  # a Ctrl-C for the parent is handled by us, not delivered twice
+                preexec_fn=_die_with_parent,
             )
         finally:
             if out is not subprocess.DEVNULL:
@@ -191,6 +192,19 @@ class EmbeddedBroker:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.stop()
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: on Linux, get SIGTERM when the parent dies, so a
+    killed ``driftline run`` never leaves an orphan broker holding the port."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL("libc.so.6", use_errno=True)
+            libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        except OSError:
+            pass
 
 
 async def _port_open(host: str, port: int) -> bool:

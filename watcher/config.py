@@ -130,7 +130,7 @@ class KafkaConfig(_Frozen):
     dead_letter_topic: str = "driftline-dead-letter"
     max_in_flight: int = 64
     max_batch: int = 100
-    session_timeout_ms: int = 30_000
+    session_timeout_ms: int = 10_000  # Tansu completes a first join after session_timeout/2: keep it short
     request_timeout_ms: int = 30_000
     embedded_broker: bool = True
     embedded_port: int = 19092
@@ -151,6 +151,7 @@ class KafkaConfig(_Frozen):
     commit_interval_ms: int = 1_000
     shutdown_timeout_s: float = 20.0
     score_threads: int = 1  # threads running engine/store calls; the engine is not thread-safe, so 1
+    store_retry_s: float = 300.0  # a store outage is retried this long (the partition waits), then dead-lettered
     alert_ledger_path: str | None = None  # default: next to the SQLite store ("<store.path>.alerts")
 
 
