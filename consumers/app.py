@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 
 from watcher.acquire import Acquirer, RenderPool
+from watcher.actuators import make_actuator
 from watcher.broker import EmbeddedBroker, broker_reachable, ensure_topics
 from watcher.config import Config
 from watcher.engine import Engine
@@ -119,7 +120,8 @@ class ConsumerApp:
         if cfg.render.enabled:
             # Chromium starts on the first page that needs rendering (live fetches only).
             self.renderer = RenderPool(cfg.render, cfg.acquire.allow_addresses, fetch=cfg.acquire.live)
-        self.acquirer = Acquirer(cfg, on_fetch=self.metrics.observe_fetch, renderer=self.renderer)
+        self.acquirer = Acquirer(cfg, on_fetch=self.metrics.observe_fetch, renderer=self.renderer,
+                                 on_render_error=self.metrics.observe_render_error)
         recommender = Recommender(cfg.recommend, self.store, actuator=cfg.actuator)
         self.ledger = AlertLedger.for_config(cfg)
         await asyncio.to_thread(self.ledger.prune, 30 * 86400)
@@ -129,6 +131,7 @@ class ConsumerApp:
         self.scoring = Scorer(
             cfg, watcher=watcher, acquirer=self.acquirer, publisher=self.publisher, dead_letters=dead_letters,
             ledger=self.ledger, metrics=self.metrics, recommender=recommender, executor=self._executor,
+            actuator=make_actuator(cfg.actuator),
         )
 
     async def stop(self) -> None:

@@ -28,11 +28,13 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
+from watcher.actuators import Actuator, apply_recommendation
 from watcher.config import Config
 from watcher.errors import DriftlineError, SkipEvent, StoreError
 from watcher.events import CaptureEvent, parse_event, should_skip
 from watcher.metrics import Metrics
 from watcher.model import Capture, Verdict
+from watcher.recommend import Recommendation
 
 from .deadletter import DeadLetters, header, source_position
 from .ledger import AlertLedger
@@ -84,6 +86,7 @@ class Scorer:
         metrics: Metrics,
         recommender: RecommenderLike | None = None,
         executor: ThreadPoolExecutor | None = None,
+        actuator: Actuator | None = None,
     ) -> None:
         self.cfg = cfg
         self.watcher = watcher
@@ -94,6 +97,7 @@ class Scorer:
         self.metrics = metrics
         self.recommender = recommender
         self.executor = executor
+        self.actuator = actuator
         self.verdicts = 0
 
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
@@ -188,6 +192,10 @@ class Scorer:
             self.metrics.alerts.labels(change=verdict.change).inc()
         if recommendation is not None:
             self.metrics.recommendations.labels(action=str(getattr(recommendation, "action", "stop-seed"))).inc()
+            if self.actuator is not None and isinstance(recommendation, Recommendation):
+                # Only once the recommendation is on its topic: the crawler is
+                # told what driftline has durably said, never more.
+                await apply_recommendation(self.actuator, recommendation)
         self.metrics.verdicts.labels(status=verdict.status, change=verdict.change).inc()
         for name, measure in verdict.measures.items():
             if measure.score is not None:

@@ -49,7 +49,11 @@ def test_pdf_text_and_checksum() -> None:
                                Capture(url="https://doi.example/10.1/x", timestamp=t.replace(month=3), content=b)])
     assert [v.change for v in r.verdicts] == ["baseline", "unchanged", "off-topic"]
     broken = eng.fingerprint(Capture(url="https://doi.example/y", timestamp=t, content=b"%PDF-1.4 garbage \x00\x01"))
-    assert broken.kind == "pdf" and broken.word_count == 0
+    assert broken.kind == "pdf" and broken.word_count == 0 and (broken.error or "").startswith("extract_failed")
+    later = t.replace(month=2)
+    bad = eng.scan_history("p", [Capture(url="https://doi.example/y", timestamp=t, content=a),
+                                 Capture(url="https://doi.example/y", timestamp=later, content=b"%PDF-1.4 x")])
+    assert [(v.status, v.change) for v in bad.verdicts] == [("on-topic", "baseline"), ("error", "error")]
 
 
 def test_eval_command_on_labels_and_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

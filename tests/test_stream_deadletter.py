@@ -60,15 +60,14 @@ async def test_each_bad_event_kind_is_dead_lettered(kafka_broker: EmbeddedBroker
         assert msg["message"]
         assert dead_metric[reason] == 1
     # An extractor failure (a corrupt PDF) never stops the partition (the good
-    # event after it is scored, above) and yields exactly one outcome: the
-    # engine turns undecodable content into a verdict of its own, and a
-    # DriftlineError raised while extracting is dead-lettered with its reason.
+    # event after it is scored, above): it is dead-lettered with its reason and
+    # the original message, and gets no verdict.
     pdf_verdicts = [v["value"] for v in verdicts if v["value"]["url"] == pdf[0]]
     pdf_dead = [d["value"] for d in dead if d["value"]["reason"] not in bad]
-    assert len(pdf_verdicts) + len(pdf_dead) == 1
-    if pdf_dead:
-        assert pdf_dead[0]["reason"] == "extract"
-        assert base64.b64decode(pdf_dead[0]["value_b64"]) == values[-2]
+    assert pdf_verdicts == []
+    assert len(pdf_dead) == 1 and pdf_dead[0]["reason"] == "extract"
+    assert "unreadable PDF" in pdf_dead[0]["message"]
+    assert base64.b64decode(pdf_dead[0]["value_b64"]) == values[-2]
 
 
 class _BuggyWatcher:

@@ -19,7 +19,7 @@ from . import measures as ms
 from .config import DEFAULT_VOTING, EngineConfig
 from .fingerprint import fingerprint
 from .model import Behaviour, Capture, Fingerprint, HistoryResult, MeasureResult, Verdict, ts14, utc, verdict_id
-from .verdict import Decision, decide, score_measures
+from .verdict import Decision, decide, extraction_failed, score_measures
 
 log = logging.getLogger(__name__)
 
@@ -30,9 +30,15 @@ def idf_table(n_docs: int, df: Mapping[str, int]) -> dict[str, float]:
     return {t: math.log((1 + n_docs) / (1 + d)) + 1.0 for t, d in df.items()}
 
 
+def has_content(fp: Fingerprint) -> bool:
+    """Content that can be compared: bytes that were read and extracted."""
+    return not fp.is_empty and fp.kind != "binary" and not extraction_failed(fp)
+
+
 def is_valid_baseline(fp: Fingerprint) -> bool:
-    """A capture fit to be a baseline: has content and is no error/parked page."""
-    return not fp.is_empty and fp.kind != "binary" and fp.page_kind is None
+    """A capture fit to be a "first-valid" baseline: has content and is no
+    error, parked or otherwise off-topic page kind."""
+    return has_content(fp) and fp.page_kind is None
 
 
 def behaviour_of(statuses: Sequence[str]) -> Behaviour:
@@ -69,7 +75,7 @@ class Engine:
     def compare(self, base: Fingerprint, cur: Fingerprint, idf: Mapping[str, float] | None = None,
                 default_idf: float = 1.0) -> tuple[dict[str, MeasureResult], Decision]:
         ctx = ms.Context(idf, default_idf)
-        if cur.is_empty or base.is_empty:
+        if not has_content(cur) or base.is_empty:
             results: dict[str, MeasureResult] = {}
         else:
             results = score_measures(base, cur, self.config, ctx)
@@ -104,10 +110,10 @@ class Engine:
         # be a baseline (there is nothing to compare with), so the first
         # capture with content is.
         for i, fp in enumerate(fps):
-            if not fp.is_empty and fp.kind != "binary":
+            if has_content(fp):
                 return i
         for i, fp in enumerate(fps):
-            if not fp.is_empty:
+            if not fp.is_empty and not extraction_failed(fp):
                 return i
         return None
 

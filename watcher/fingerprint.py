@@ -13,6 +13,7 @@ import logging
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -153,7 +154,12 @@ def raw_simhash(raw: str) -> int:
     return _simhash([s[i:i + 4] for i in range(0, max(1, len(s) - 3))])
 
 
-def _pdf_text(content: bytes, max_pages: int) -> tuple[str, str]:
+EXTRACT_FAILED = "extract_failed"
+
+
+def _pdf_text(content: bytes, max_pages: int) -> tuple[str, str, str | None]:
+    """(text, title, error): a PDF that cannot be read is an extraction failure,
+    not an empty document."""
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
 
@@ -171,11 +177,11 @@ def _pdf_text(content: bytes, max_pages: int) -> tuple[str, str]:
                 parts.append(page.extract_text() or "")
             except (PdfReadError, ValueError, TypeError, KeyError, AttributeError, IndexError):
                 continue
-        return normalise_ws("\n".join(parts)), title
+        return normalise_ws("\n".join(parts)), title, None
     except (PdfReadError, ValueError, TypeError, KeyError, OSError, AttributeError, IndexError,
             RecursionError, ZeroDivisionError) as exc:
         log.debug("pypdf could not read a PDF: %s", exc)
-        return "", ""
+        return "", "", f"{EXTRACT_FAILED}: unreadable PDF ({type(exc).__name__}: {str(exc)[:120]})"
 
 
 def empty_fingerprint(digest: str, byte_count: int, error: str | None = None) -> Fingerprint:
@@ -203,7 +209,9 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
     raw = ""
     doc = HtmlDoc()
     if kind == "pdf":
-        text, title = _pdf_text(content, cfg.extract.pdf_max_pages)
+        text, title, pdf_error = _pdf_text(content, cfg.extract.pdf_max_pages)
+        if pdf_error:
+            return replace(empty_fingerprint(digest, byte_count, pdf_error), kind="pdf")
         doc.text, doc.title = text, title
         doc.dois = {d.rstrip(".,;)]").lower() for d in DOI_RE.findall(text[:200_000])}
     elif kind in ("html", "text"):

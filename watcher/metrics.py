@@ -87,6 +87,11 @@ class Metrics:
         else:
             self.fetch_seconds.labels(source=source).observe(seconds)
 
+    def observe_render_error(self, reason: str) -> None:
+        """A render failed and the raw page was scored: counted as a failure
+        (``reason`` render_timeout, render_failed, ...) so render alerts fire."""
+        self.events_failed.labels(reason=reason).inc()
+
     def exposition(self) -> bytes:
         return bytes(generate_latest(self.registry))
 

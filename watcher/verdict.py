@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from . import measures as ms
 from .config import EngineConfig
-from .fingerprint import host_of, site_of
+from .fingerprint import EXTRACT_FAILED, host_of, site_of
 from .model import ChangeClass, Fingerprint, MeasureResult, TopicStatus
 
 # When a capture is on topic, how much of the baseline's text must remain for
@@ -30,6 +30,10 @@ class Decision:
     change: ChangeClass
     reason: str
     drift_score: float
+
+
+def extraction_failed(fp: Fingerprint) -> bool:
+    return bool(fp.error and fp.error.startswith(EXTRACT_FAILED))
 
 
 def fmt(x: float) -> str:
@@ -94,6 +98,8 @@ def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureRes
     """Overall status, change class and reason of one compared capture."""
     if cur.is_empty:
         return Decision("empty", "empty", f"no content ({cur.error or 'empty'})", 0.0)
+    if extraction_failed(cur):
+        return Decision("error", "error", cur.error or "extraction failed", 0.0)
     if cur.digest == base.digest:
         return Decision("on-topic", "unchanged", "same digest as the baseline", 0.0)
     reasons: list[str] = []

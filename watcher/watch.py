@@ -15,10 +15,11 @@ import math
 import threading
 
 from .canonical import url_key
-from .engine import Engine, idf_table, is_valid_baseline
+from .engine import Engine, has_content, idf_table, is_valid_baseline
+from .errors import ExtractError
 from .model import Capture, Fingerprint, Verdict, utc, verdict_id
 from .store.base import BaselineStore, StoredBaseline
-from .verdict import Decision
+from .verdict import Decision, extraction_failed
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,9 @@ class Watcher:
             base_cap = Capture(url=cap.url, timestamp=base.capture_time, uri_m=base.uri_m)
             return eng.make_verdict(history, cap, fp, base_cap, {}, d), [], None
         fp = eng.fingerprint(cap)
+        if extraction_failed(fp):
+            # A bad event for the streaming policy: dead-lettered with the reason.
+            raise ExtractError(f"{cap.url}: {fp.error}", reason="extract")
         terms = list(fp.term_freqs)
         if base is None:
             verdict, new_base = self._first(history, cap, fp)
@@ -99,7 +103,7 @@ class Watcher:
         eng = self.engine
         pol = eng.config.baseline.policy
         strict = pol in ("first-valid", "pinned")
-        usable = is_valid_baseline(fp) if strict else (not fp.is_empty and fp.kind != "binary")
+        usable = is_valid_baseline(fp) if strict else has_content(fp)
         if usable:
             d = Decision("on-topic", "baseline", "first capture: now the baseline", 0.0)
             base = StoredBaseline(history, utc(cap.timestamp), cap.uri_m, fp)

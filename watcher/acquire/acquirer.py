@@ -57,11 +57,15 @@ class Acquirer:
     """Obtains a :class:`~watcher.model.Capture` with content for a :class:`CaptureEvent`."""
 
     def __init__(
-        self, cfg: Config, *, on_fetch: FetchCallback | None = None, renderer: RenderPool | None = None
+        self, cfg: Config, *, on_fetch: FetchCallback | None = None, renderer: RenderPool | None = None,
+        on_render_error: Callable[[str], None] | None = None,
     ) -> None:
         """``renderer`` (optional, owned by the caller): live captures that
-        :func:`wants_render` picks are replaced by their rendered DOM."""
+        :func:`wants_render` picks are replaced by their rendered DOM.
+        ``on_render_error(reason)`` is told of every render that failed (the
+        raw page is scored instead), so the failure is counted, not lost."""
         self.cfg = cfg
+        self.on_render_error = on_render_error
         self.renderer = renderer
         self.acfg = cfg.acquire
         self.on_fetch = on_fetch
@@ -237,6 +241,8 @@ class Acquirer:
             html, _ = await self.renderer.render(event.url)
         except AcquireError as exc:  # RenderError and BlockedAddressError included
             log.info("render of %s failed (%s); scoring the raw page", event.url[:200], exc.reason)
+            if self.on_render_error is not None:
+                self.on_render_error(exc.reason)
             return capture
         finally:
             self._timed("render", started)
