@@ -155,3 +155,55 @@ def test_gold_standard_end_to_end_f1(gold_dir: Path, tmp_path: Path) -> None:
     assert report.matched == 2302
     assert overall.f1 >= 0.75, overall
     assert overall.precision >= 0.75 and overall.recall >= 0.65
+
+
+async def test_scan_timemap_url_end_to_end(tmp_path: Path) -> None:
+    """A TimeMap served over HTTP: mementos fetched raw (id_), one redirected
+    by a JavaScript page, scored, written in OTMT's schema."""
+    import asyncio
+
+    from aiohttp import web
+
+    from tests.fixtures.webserver import serve
+
+    stamps = ["20200101000000", "20200301000000", "20200501000000"]
+    bodies = {stamps[0]: BASE, stamps[1]: BASE.replace(b"River", b"Riverbank"), stamps[2]: PARKED}
+    seen: list[str] = []
+
+    async def memento(request: web.Request) -> web.Response:
+        stamp = request.match_info["stamp"]
+        seen.append(stamp)
+        if stamp == "20200301000000id_":  # a JavaScript redirect page, as Wayback serves them
+            return web.Response(text="<html><script>window.location.replace("
+                                     "'/web/20200302000000id_/http://river.example/');</script></html>",
+                                content_type="text/html")
+        key = stamp.removesuffix("id_")
+        body = bodies.get(key) or bodies[stamps[1]]
+        return web.Response(body=body, content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/web/{stamp}/{url:.*}", memento)
+
+    async def timemap(request: web.Request) -> web.Response:
+        base = f"http://{request.host}"
+        lines = ['<http://river.example/>; rel="original"']
+        for s in stamps:
+            dt = datetime.strptime(s, "%Y%m%d%H%M%S").strftime("%a, %d %b %Y %H:%M:%S GMT")
+            lines.append(f'<{base}/web/{s}/http://river.example/>; rel="memento"; datetime="{dt}"')
+        return web.Response(text=",\n".join(lines), content_type="application/link-format")
+
+    app.router.add_get("/timemap/link/{url:.*}", timemap)
+    async with serve(app) as base:
+        out = tmp_path / "tm.json"
+        rc = await asyncio.to_thread(run, "scan", f"{base}/timemap/link/http://river.example/", "-o", str(out),
+                                     "--no-progress")
+    assert rc == 0
+    assert all(s.endswith("id_") for s in seen), seen  # raw captures only
+    data = json.loads(out.read_text())
+    (uri_t,) = data
+    assert uri_t.endswith("/timemap/link/http://river.example/")
+    entries = {k: v for k, v in data[uri_t].items() if not k.startswith("__")}
+    assert len(entries) == 3
+    statuses = [entries[k]["overall topic status"] for k in sorted(entries)]
+    assert statuses == ["on-topic", "on-topic", "off-topic"]
+    assert data[uri_t]["__driftline__"]["behaviour"] == "Step Function On"
