@@ -85,28 +85,34 @@ def _warc_length(obj: Mapping[str, Any]) -> int | None:
     return None
 
 
-def parse_heritrix_kafka(obj: Mapping[str, Any]) -> CaptureEvent:
-    """One message of Heritrix's ``KafkaCrawlLogFeed`` (topic ``heritrix-crawl-log``)."""
-    url = str(require(obj, "url")).strip()
+def _json_feed_event(obj: Mapping[str, Any], *, crawler: str, fmt: str, mimetype: str | None,
+                     annotations: tuple[str, ...], mapped: frozenset[str] | set[str]) -> CaptureEvent:
+    """The fields Heritrix's Kafka feed and warcprox's listener JSON share."""
     return CaptureEvent(
-        url=url,
+        url=str(require(obj, "url")).strip(),
         timestamp=_capture_time(obj),
         status_code=opt_int(obj.get("status_code"), "status_code"),
-        mimetype=opt_str(obj.get("mimetype")),
+        mimetype=mimetype,
         content_length=opt_int(obj.get("content_length"), "content_length"),
         digest=opt_str(obj.get("content_digest")),
         seed=opt_str(obj.get("seed")),
         via=opt_str(obj.get("via")),
         hop_path=opt_str(obj.get("hop_path")),
         job=opt_str(obj.get("job_name")),
-        crawler="heritrix",
+        crawler=crawler,
         warc_filename=opt_str(obj.get("warc_filename")),
         warc_offset=opt_int(obj.get("warc_offset"), "warc_offset"),
         warc_length=_warc_length(obj),
-        annotations=split_annotations(obj.get("annotations")),
-        extra={k: v for k, v in obj.items() if k not in _HERITRIX_MAPPED},
-        format="heritrix-kafka",
+        annotations=annotations,
+        extra={k: v for k, v in obj.items() if k not in mapped},
+        format=fmt,
     )
+
+
+def parse_heritrix_kafka(obj: Mapping[str, Any]) -> CaptureEvent:
+    """One message of Heritrix's ``KafkaCrawlLogFeed`` (topic ``heritrix-crawl-log``)."""
+    return _json_feed_event(obj, crawler="heritrix", fmt="heritrix-kafka", mimetype=opt_str(obj.get("mimetype")),
+                            annotations=split_annotations(obj.get("annotations")), mapped=_HERITRIX_MAPPED)
 
 
 def parse_warcprox(obj: Mapping[str, Any]) -> CaptureEvent:
@@ -115,26 +121,9 @@ def parse_warcprox(obj: Mapping[str, Any]) -> CaptureEvent:
     A ``warc_type`` of ``revisit`` is turned into the ``duplicate:digest``
     annotation Heritrix uses, so one rule recognises revisits of both crawlers.
     """
-    url = str(require(obj, "url")).strip()
     annotations = split_annotations(obj.get("annotations"))
     if str(obj.get("warc_type", "")).lower() == "revisit" and not any(a.startswith("duplicate:") for a in annotations):
         annotations = (*annotations, "duplicate:digest")
-    return CaptureEvent(
-        url=url,
-        timestamp=_capture_time(obj),
-        status_code=opt_int(obj.get("status_code"), "status_code"),
-        mimetype=opt_str(obj.get("content_type")) or opt_str(obj.get("mimetype")),
-        content_length=opt_int(obj.get("content_length"), "content_length"),
-        digest=opt_str(obj.get("content_digest")),
-        seed=opt_str(obj.get("seed")),
-        via=opt_str(obj.get("via")),
-        hop_path=opt_str(obj.get("hop_path")),
-        job=opt_str(obj.get("job_name")),
-        crawler="warcprox",
-        warc_filename=opt_str(obj.get("warc_filename")),
-        warc_offset=opt_int(obj.get("warc_offset"), "warc_offset"),
-        warc_length=_warc_length(obj),
-        annotations=annotations,
-        extra={k: v for k, v in obj.items() if k not in _WARCPROX_MAPPED},
-        format="warcprox",
-    )
+    mimetype = opt_str(obj.get("content_type")) or opt_str(obj.get("mimetype"))
+    return _json_feed_event(obj, crawler="warcprox", fmt="warcprox", mimetype=mimetype, annotations=annotations,
+                            mapped=_WARCPROX_MAPPED)
