@@ -37,7 +37,16 @@ def extraction_failed(fp: Fingerprint) -> bool:
 
 
 def fmt(x: float) -> str:
-    return f"{x:.0f}" if float(x).is_integer() and abs(x) >= 1 else f"{x:.2f}"
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:.2f}"
+
+
+def fmt_vs(score: float, threshold: float) -> str:
+    """``score`` with enough digits that it never reads equal to ``threshold``
+    ("-0.9512 < -0.95", not "-0.95 < -0.95")."""
+    text = fmt(score)
+    if text == fmt(threshold) and score != threshold:
+        text = f"{score:.4f}"
+    return text
 
 
 def score_measures(base: Fingerprint, cur: Fingerprint, cfg: EngineConfig, ctx: ms.Context) -> dict[str, MeasureResult]:
@@ -128,7 +137,7 @@ def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureRes
         for r in flagged:
             spec = ms.get(r.name)
             op = "<" if spec.direction == "below" else ">"
-            reasons.append(f"{r.name} {fmt(r.score or 0.0)} {op} {fmt(r.threshold or 0.0)}")
+            reasons.append(f"{r.name} {fmt_vs(r.score or 0.0, r.threshold or 0.0)} {op} {fmt(r.threshold or 0.0)}")
     if off:
         return Decision("off-topic", "off-topic", "; ".join(reasons), max(score, 0.5))
     cont = results.get("containment")
