@@ -18,15 +18,22 @@ from watcher.store import open_store
 pytestmark = pytest.mark.kafka
 
 
-async def test_three_consumers_score_every_event_exactly_once(kafka_broker: EmbeddedBroker,
-                                                              kafka_names: KafkaNames, tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_three_consumers_score_every_event_exactly_once(kafka_broker: EmbeddedBroker, kafka_names: KafkaNames,
+                                                              tmp_path: Path, backend: str,
+                                                              request: pytest.FixtureRequest) -> None:
+    """With SQLite the three share one file (one machine); with PostgreSQL they
+    share a database server, as consumers on several machines do."""
     n = 240
+    store_cfg: dict[str, object] = {}
+    if backend == "postgres":
+        store_cfg = {"store": {"backend": "postgres", "dsn": request.getfixturevalue("postgres_dsn")}}
     warcs = tmp_path / "warcs"
     warcs.mkdir()
     refs = write_warc(warcs / "SCALE-00001.warc.gz",
                       [(f"http://s{i}.scale.example.org/", "20240101000000", page_html(i)) for i in range(n)])
     cfgs = [stream_config(kafka_broker.bootstrap_servers, kafka_names, tmp_path, partitions=6,
-                          warc_dirs=(str(warcs),)) for _ in range(3)]
+                          warc_dirs=(str(warcs),), extra=store_cfg) for _ in range(3)]
     apps = [ConsumerApp(c) for c in cfgs]
     for app in apps:
         await app.start()
