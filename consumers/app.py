@@ -244,10 +244,15 @@ class ConsumerApp:
                 log.debug("topic check failed: %r", exc)
                 continue
             if created:
-                log.warning("topics %s were missing (broker restarted without its data?): re-created", created)
+                # One missing topic means the broker lost all its data (memory
+                # storage restarted).  Topics that already exist again were
+                # auto-created by a client in the meantime: their logs are new
+                # too, so every position held for the old logs is reset.
+                log.warning("topics %s were missing (broker restarted without its data?): re-created; reading "
+                            "all input topics from the start", created)
                 for runner in (self.router, self.scorer):
                     if runner is not None:
-                        runner.topics_recreated(created)
+                        runner.topics_recreated(topics)
 
     async def _watch_gauges(self) -> None:
         while True:
