@@ -247,7 +247,10 @@ class ConsumerApp:
                 # One missing topic means the broker lost all its data (memory
                 # storage restarted).  Topics that already exist again were
                 # auto-created by a client in the meantime: their logs are new
-                # too, so every position held for the old logs is reset.
+                # too, so every position held for the old logs is reset.  (Left
+                # open: if clients re-create *every* topic before this check
+                # runs, the runners notice only when a log is shorter than
+                # their position; see PartitionRunner._update_lag.)
                 log.warning("topics %s were missing (broker restarted without its data?): re-created; reading "
                             "all input topics from the start", created)
                 for runner in (self.router, self.scorer):
