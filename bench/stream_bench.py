@@ -30,6 +30,7 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -149,16 +150,12 @@ def make_config(bootstrap: str, warc_dir: Path, workdir: Path, partitions: int) 
     })
 
 
-def batch_rate(cfg: Any, recs: list[Rec], rounds: int, warc_dir: Path) -> tuple[int, float]:
-    """Batch engine on the same captures: read payloads from the WARCs, scan per history."""
+def scorable_captures(cfg: Any, recs: list[Rec], rounds: int, warc_dir: Path) -> Iterator[tuple[Any, Any]]:
+    """(event, capture) for every record the stream would score, read the way
+    the acquirer reads a WARC record; records it would dead-letter are left out."""
     from watcher.acquire.warc import parse_record, read_record_bytes
-    from watcher.engine import Engine
     from watcher.events import parse_event, should_skip
 
-    engine = Engine(cfg.engine)
-    t0 = time.perf_counter()
-    histories: dict[str, list[Any]] = defaultdict(list)
-    n = 0
     for r in range(rounds):
         for rec in recs:
             event = parse_event(message(rec, r), "heritrix-kafka")
@@ -169,9 +166,19 @@ def batch_rate(cfg: Any, recs: list[Rec], rounds: int, warc_dir: Path) -> tuple[
                 payload = parse_record(data, cfg.acquire.live.max_bytes)
             except Exception:  # the stream dead-letters these; the batch skips them
                 continue
-            histories[event.history_key(cfg)].append(
-                event.to_capture(payload.payload, payload.content_type, payload.status, payload.headers))
-            n += 1
+            yield event, event.to_capture(payload.payload, payload.content_type, payload.status, payload.headers)
+
+
+def batch_rate(cfg: Any, recs: list[Rec], rounds: int, warc_dir: Path) -> tuple[int, float]:
+    from watcher.engine import Engine
+
+    engine = Engine(cfg.engine)
+    t0 = time.perf_counter()
+    histories: dict[str, list[Any]] = defaultdict(list)
+    n = 0
+    for event, capture in scorable_captures(cfg, recs, rounds, warc_dir):
+        histories[event.history_key(cfg)].append(capture)
+        n += 1
     for history, captures in histories.items():
         engine.scan_history(history, captures)
     return n, time.perf_counter() - t0
@@ -218,9 +225,7 @@ async def stream_rate(cfg: Any, recs: list[Rec], rounds: int, sampler_every_s: f
 
 def watcher_rate(cfg: Any, recs: list[Rec], rounds: int, warc_dir: Path, workdir: Path) -> tuple[int, float]:
     """The streaming engine without Kafka: ``Watcher.process`` per capture on a SQLite store."""
-    from watcher.acquire.warc import parse_record, read_record_bytes
     from watcher.engine import Engine
-    from watcher.events import parse_event, should_skip
     from watcher.store import open_store
     from watcher.watch import Watcher
 
@@ -229,19 +234,9 @@ def watcher_rate(cfg: Any, recs: list[Rec], rounds: int, warc_dir: Path, workdir
     n = 0
     t0 = time.perf_counter()
     try:
-        for r in range(rounds):
-            for rec in recs:
-                event = parse_event(message(rec, r), "heritrix-kafka")
-                if should_skip(event, cfg.events) is not None:
-                    continue
-                try:
-                    data = read_record_bytes(warc_dir / rec.filename, rec.offset, rec.length, 50_000_000)
-                    payload = parse_record(data, cfg.acquire.live.max_bytes)
-                except Exception:
-                    continue
-                watcher.process(event.to_capture(payload.payload, payload.content_type, payload.status,
-                                                 payload.headers))
-                n += 1
+        for _event, capture in scorable_captures(cfg, recs, rounds, warc_dir):
+            watcher.process(capture)
+            n += 1
     finally:
         store.close()
     return n, time.perf_counter() - t0

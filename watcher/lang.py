@@ -43,9 +43,6 @@ _STEMMERS = {
     "fa": "persian", "pl": "polish", "pt": "portuguese", "ro": "romanian", "ru": "russian", "sr": "serbian",
     "es": "spanish", "sv": "swedish", "ta": "tamil", "tr": "turkish", "yi": "yiddish",
 }
-# Languages whose words are not separated by spaces: word counts and stop
-# lists do not apply, character bigrams stand in for words.
-CJK = frozenset({"zh", "ja", "th", "lo", "km", "my"})
 # Dialect and variety codes the identifier returns, folded into the language
 # whose stop list, stemmer and identity they share.
 _MACRO = {"ary": "ar", "arz": "ar", "apc": "ar", "acm": "ar", "ajp": "ar", "aeb": "ar", "wuu": "zh", "yue": "zh",

@@ -36,6 +36,11 @@ def extraction_failed(fp: Fingerprint) -> bool:
     return bool(fp.error and fp.error.startswith(EXTRACT_FAILED))
 
 
+def _scored(results: Mapping[str, MeasureResult], name: str) -> float | None:
+    r = results.get(name)
+    return None if r is None else r.score
+
+
 def fmt(x: float) -> str:
     return f"{x:.0f}" if float(x).is_integer() else f"{x:.2f}"
 
@@ -85,7 +90,8 @@ def _policy_flags(results: Mapping[str, MeasureResult], cfg: EngineConfig) -> tu
     return (got / total if total else 0.0) >= pol.weighted_threshold, flagged
 
 
-def identity_lost(base: Fingerprint, cur: Fingerprint, ctx: ms.Context) -> str | None:
+def identity_lost(base: Fingerprint, cur: Fingerprint, ctx: ms.Context,
+                  results: Mapping[str, MeasureResult] | None = None) -> str | None:
     """The capture no longer belongs to the site the curator selected.
 
     Needs two independent signals, so that a redesign by the same
@@ -94,8 +100,10 @@ def identity_lost(base: Fingerprint, cur: Fingerprint, ctx: ms.Context) -> str |
     the baseline title's words AND the text shares almost no weighted terms
     with the baseline (TF-IDF cosine).
     """
-    t = ms.title(base, cur, ctx)
-    cos = ms.cosine(base, cur, ctx)
+    # Reuse the scores when those measures were configured: no second pass.
+    t, cos = (_scored(results, n) if results else None for n in ("title", "cosine"))
+    t = ms.title(base, cur, ctx) if t is None else t
+    cos = ms.cosine(base, cur, ctx) if cos is None else cos
     if t is not None and cos is not None and t < IDENTITY_TITLE and cos < IDENTITY_COSINE:
         return f"site identity lost: title similarity {fmt(t)} < {fmt(IDENTITY_TITLE)} and cosine {fmt(cos)} < " \
                f"{fmt(IDENTITY_COSINE)}"
@@ -126,7 +134,7 @@ def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureRes
         reasons.append(f"page kind {cur.page_kind} ({cur.page_kind_evidence})")
         score = max(score, 0.95)
     if cfg.site_identity and cur.kind != "binary":
-        why = identity_lost(base, cur, ctx or ms.Context())
+        why = identity_lost(base, cur, ctx or ms.Context(), results)
         if why:
             off = True
             reasons.append(why)
