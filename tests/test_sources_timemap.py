@@ -205,3 +205,75 @@ def test_unreachable_timemap_is_an_input_error() -> None:
     with pytest.raises(InputError) as err:
         iter_histories([f"http://127.0.0.1:{free_port()}/timemap/link/http://x.example/"], CFG)
     assert err.value.reason == "timemap_unreachable"
+
+
+def _page(base: str, name: str, stamps: list[str], links: list[tuple[str, str]], original: str = ORIG) -> str:
+    lines = [f"<{original}>; rel=\"original\"", f"<{base}/timemap/{name}>; rel=\"self\""]
+    lines += [f"<{uri}>; rel=\"{rel}\"; type=\"application/link-format\"" for uri, rel in links]
+    for s in stamps:
+        dt = datetime.strptime(s, "%Y%m%d%H%M%S").strftime("%a, %d %b %Y %H:%M:%S GMT")
+        lines.append(f"<{base}/web/{s}/{original}>; rel=\"memento\"; datetime=\"{dt}\"")
+    return ",\n".join(lines) + "\n"
+
+
+async def test_paged_timemap_and_index_are_followed(archive: Archive, tmp_path: Path,
+                                                    caplog: pytest.LogCaptureFixture) -> None:
+    b = archive.base
+    stamps = [f"2021{m:02d}01000000" for m in range(1, 8)]
+    for s in stamps:
+        archive.pages[f"{s}/{ORIG}"] = archive.html(f"<p>capture {s}</p>")
+    # p1 -next-> p2 (relative link) -next-> p3, which points back (prev) and to p1 again: each read once.
+    # p1 also names, as an index would, a TimeMap of another archive (rel="timemap"), a dead page and a
+    # page about another resource: the dead and the foreign one are skipped with a warning.
+    archive.timemaps["p1"] = _page(b, "p1", stamps[:2], [("p2", "next"), (f"{b}/timemap/other", "timemap"),
+                                                         (f"{b}/timemap/dead", "timemap"),
+                                                         (f"{b}/timemap/foreign", "timemap")])
+    archive.timemaps["p2"] = _page(b, "p2", stamps[2:4] + stamps[1:2], [(f"{b}/timemap/p3", "next"),
+                                                                      (f"{b}/timemap/p1", "prev")])
+    archive.timemaps["p3"] = _page(b, "p3", stamps[4:6], [(f"{b}/timemap/p2", "prev"),
+                                                          (f"{b}/timemap/p1", "first timemap")])
+    archive.timemaps["other"] = _page(b, "other", stamps[6:], [])
+    archive.timemaps["foreign"] = _page(b, "foreign", ["20211201000000"], [], original="http://elsewhere.example/")
+    caplog.set_level("WARNING", logger="watcher.sources.timemap")
+    hs, uri_t = await _scan([f"{b}/timemap/p1"])
+    caps = hs["example,site)/"]
+    assert [c.content for c in caps] == [f"<p>capture {s}</p>".encode() for s in stamps]  # 7, each once
+    assert uri_t["example,site)/"] == f"{b}/timemap/p1"
+    assert "timemap/dead" in caplog.text and "HTTP 404" in caplog.text
+    assert "elsewhere.example" in caplog.text and "skipped" in caplog.text
+    assert sum(p.startswith("/timemap/") for p in archive.requests) == 0  # TimeMaps are not mementos
+    # scan.timemap_max_pages caps the documents read, the first included.
+    capped = Config.model_validate({"scan": {"timemap_timeout_s": 1.0, "timemap_max_pages": 2}})
+    caplog.clear()
+    hs2, _ = await _scan([f"{b}/timemap/p1"], capped)
+    assert len(hs2["example,site)/"]) == 4 and "timemap_max_pages" in caplog.text
+    # A TimeMap file is read alone (it may be an offline snapshot); the further pages are named in a warning.
+    saved = tmp_path / "p1.link"
+    saved.write_text(archive.timemaps["p1"])
+    caplog.clear()
+    hs3, _ = await _scan([str(saved)])
+    assert len(hs3["example,site)/"]) == 2 and "4 further TimeMap page(s)" in caplog.text
+
+
+async def test_timemap_and_warc_of_one_seed_form_one_history(archive: Archive, tmp_path: Path) -> None:
+    from warcio.warcwriter import WARCWriter
+
+    from tests.test_sources_warc import make_warc, write_response
+
+    b = archive.base
+    archive.pages[f"20200101000000/{ORIG}"] = archive.html("<p>from the archive, January</p>")
+    archive.pages[f"20200301000000/{ORIG}"] = archive.html("<p>the same record, replayed</p>")
+    archive.timemaps["t1"] = _link_timemap(b, ["20200101000000", "20200301000000"])
+
+    def build(w: WARCWriter) -> None:
+        write_response(w, "http://www.site.example:80/", "20200201000000", b"<p>our own crawl, February</p>")
+        write_response(w, ORIG, "20200301000000", b"<p>the same record, replayed</p>")
+        write_response(w, "http://unrelated.example/", "20200201000000", b"<p>another seed</p>")
+
+    warc = make_warc(tmp_path / "crawl.warc.gz", build)
+    hs, uri_t = await _scan([f"{b}/timemap/t1", str(warc)])
+    assert sorted(hs) == ["example,site)/", "example,unrelated)/"]
+    caps = hs["example,site)/"]
+    assert [c.timestamp.month for c in caps] == [1, 2, 3]  # merged in time order; March once, not twice
+    assert [c.source for c in caps] == ["timemap", "warc", "timemap"]
+    assert uri_t["example,site)/"] == f"{b}/timemap/t1"

@@ -52,10 +52,14 @@ async def test_order_backpressure_and_commits(kafka_broker: EmbeddedBroker, kafk
     runner = PartitionRunner("test", cfg.kafka, boot, kafka_names.group, [topic], handler, Metrics())
     await runner.start()
     try:
+        # The last record is appended to `seen` before its handler returns,
+        # so "all seen" and "caught up" are distinct moments: poll for both.
         deadline = time.monotonic() + 60
-        while sum(len(v) for v in seen.values()) < n and time.monotonic() < deadline:
+        caught = False
+        while not caught and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
-        assert await runner.caught_up()
+            caught = sum(len(v) for v in seen.values()) >= n and await runner.caught_up()
+        assert caught, f"runner never caught up: {sum(len(v) for v in seen.values())}/{n} handled"
     finally:
         await runner.stop()
     assert sum(len(v) for v in seen.values()) == n

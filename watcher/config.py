@@ -116,6 +116,8 @@ class ScanConfig(_Frozen):
     progress: bool = True
     workers: int = 0  # 0 = one per core
     timemap_timeout_s: float = 30.0
+    # Pages of a paged TimeMap (or TimeMaps of a TimeMap index) read per input, the first included.
+    timemap_max_pages: int = Field(default=100, ge=1)
     follow_redirects: int = 5
 
 

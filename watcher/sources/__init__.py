@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from pathlib import Path
 
 from ..canonical import url_key
@@ -28,7 +29,7 @@ from .index import IndexEntry, index_archive, index_cdx
 from .timemap import TimeMap, load_timemap, timemap_captures
 from .warc import iter_archive_histories
 
-__all__ = ["HistoryIterator", "detect_input", "iter_histories", "read_labels"]
+__all__ = ["HistoryIterator", "detect_input", "iter_histories", "merge_captures", "read_labels"]
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,10 @@ class HistoryIterator:
 
     def _run(self, inputs: list[str]) -> Iterator[tuple[str, list[Capture]]]:
         cfg = self._cfg
-        archives: list[str] = []
+        archives = [s for s in inputs if self.kinds[s] not in ("gold", "timemap")]
+        # With archive inputs too, TimeMap histories wait for them: a seed's
+        # mementos and its captures in a WARC are one history, not two.
+        held: dict[str, list[Capture]] = {}
         for source in inputs:
             kind = self.kinds[source]
             if kind == "gold":
@@ -80,12 +84,14 @@ class HistoryIterator:
                 tm = self._timemaps[source]
                 captures = timemap_captures(tm, cfg)
                 history = url_key(captures[0].url, cfg.engine.canonical)
-                self.uri_t[history] = tm.uri_t
+                self.uri_t.setdefault(history, tm.uri_t)
                 log.info("%s: %d mementos of %s", tm.uri_t, len(captures), history)
-                yield history, captures
-            else:
-                archives.append(source)
+                if archives or history in held:
+                    held[history] = merge_captures(held.get(history, []), captures)
+                else:
+                    yield history, captures
         if not archives:
+            yield from held.items()
             return
         entries: list[IndexEntry] = []
         for source in archives:
@@ -97,8 +103,28 @@ class HistoryIterator:
                 entries.extend(index_cdx(source, cfg, kind))
             log.info("%s: %d records indexed (%s)", source, len(entries) - before, kind)
         for history, captures in iter_archive_histories(entries, cfg):
+            if history in held:
+                captures = merge_captures(held.pop(history), captures)
             self.uri_t.setdefault(history, f"history:{history}")
             yield history, captures
+        yield from held.items()
+
+
+def merge_captures(first: list[Capture], second: list[Capture]) -> list[Capture]:
+    """One history from two inputs' captures, in time order.
+
+    A capture present in both (an archive's memento of the very WARC record
+    also given as input: same second, same payload digest) is kept once, the
+    one from ``first``, so a replayed copy is not scored as a second capture.
+    """
+    def key(c: Capture) -> tuple[datetime, str] | None:
+        digest = c.effective_digest
+        return (c.timestamp.replace(microsecond=0), digest) if digest else None
+
+    seen = {k for k in map(key, first) if k is not None}
+    merged = list(first) + [c for c in second if (k := key(c)) is None or k not in seen]
+    merged.sort(key=lambda c: c.timestamp)
+    return merged
 
 
 def iter_histories(inputs: Sequence[str], cfg: Config) -> HistoryIterator:

@@ -5,17 +5,26 @@ Reads link-format TimeMaps (``application/link-format``) and CDXJ TimeMaps
 from a file or an http(s) URL, then fetches every memento's raw capture (see
 :mod:`.fetch`).  A memento that cannot be fetched becomes a capture with
 ``content=None`` and an ``error``: one dead memento must not lose the TimeMap.
+
+Large archives page their TimeMaps, and aggregators answer with a TimeMap
+index: both name further TimeMaps with ``rel="timemap"`` (paging also uses
+``rel="next"``/``"prev"``).  For a TimeMap read from a URL those are followed,
+breadth first, up to ``scan.timemap_max_pages`` documents, and their mementos
+merged into one history: a seed's history cut at page one would hide exactly
+the late captures where drift shows.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path
+from urllib.parse import urljoin
 
 from ..config import Config
 from ..errors import InputError
@@ -42,6 +51,12 @@ class TimeMap:
     uri_t: str
     original: str | None
     mementos: tuple[Memento, ...]
+    # Further TimeMaps this one names (pages of a paged TimeMap, entries of an index), as written.
+    pages: tuple[str, ...] = ()
+
+
+# Link relations naming another TimeMap document of the same resource.
+_PAGE_RELS = frozenset({"timemap", "next", "prev", "previous"})
 
 
 def parse_link_format(text: str) -> list[tuple[str, dict[str, str]]]:
@@ -105,12 +120,15 @@ def _parse_link_timemap(text: str, uri_t: str) -> TimeMap:
     original: str | None = None
     self_uri: str | None = None
     mementos: dict[str, Memento] = {}
+    pages: list[str] = []
     for uri, params in parse_link_format(text):
         rels = params.get("rel", "").split()
         if "original" in rels:
             original = uri
         if "self" in rels:
             self_uri = uri
+        elif "memento" not in rels and _PAGE_RELS.intersection(rels) and uri not in pages:
+            pages.append(uri)
         if "memento" in rels:
             dt = _parse_http_date(params.get("datetime"))
             if dt is None:
@@ -118,7 +136,8 @@ def _parse_link_timemap(text: str, uri_t: str) -> TimeMap:
                 continue
             mementos.setdefault(uri, Memento(uri, dt))
     ordered = tuple(sorted(mementos.values(), key=lambda m: m.datetime))
-    return TimeMap(uri_t=self_uri or uri_t, original=original, mementos=ordered)
+    pages = [p for p in pages if p != self_uri]
+    return TimeMap(uri_t=self_uri or uri_t, original=original, mementos=ordered, pages=tuple(pages))
 
 
 def _parse_cdxj_timemap(text: str, uri_t: str) -> TimeMap:
@@ -150,32 +169,82 @@ def _parse_cdxj_timemap(text: str, uri_t: str) -> TimeMap:
     return TimeMap(uri_t=self_uri or uri_t, original=original, mementos=ordered)
 
 
+def _get_timemap_text(url: str, cfg: Config) -> str:
+    try:
+        status, _headers, body = http_get(url, cfg.scan.timemap_timeout_s, cfg.engine.extract.max_bytes)
+    except OSError as exc:
+        raise InputError(f"{url}: TimeMap not reachable: {exc}", reason="timemap_unreachable") from exc
+    if status >= 400:
+        raise InputError(f"{url}: TimeMap request failed with HTTP {status}", reason="timemap_http")
+    return body.decode("utf-8", errors="replace")
+
+
 def load_timemap(source: str, cfg: Config) -> TimeMap:
-    """Read a TimeMap from a file or an http(s) URL; raises InputError when
-    it cannot be obtained or names no memento."""
+    """Read a TimeMap from a file or an http(s) URL, following its further
+    pages when read from a URL; raises InputError when it cannot be obtained
+    or names no memento."""
     if is_url(source):
-        try:
-            status, _headers, body = http_get(source, cfg.scan.timemap_timeout_s, cfg.engine.extract.max_bytes)
-        except OSError as exc:
-            raise InputError(f"{source}: TimeMap not reachable: {exc}", reason="timemap_unreachable") from exc
-        if status >= 400:
-            raise InputError(f"{source}: TimeMap request failed with HTTP {status}", reason="timemap_http")
-        text = body.decode("utf-8", errors="replace")
-        uri_t = source
+        text = _get_timemap_text(source, cfg)
     else:
         try:
             with open_text(Path(source)) as fh:
                 text = fh.read()
         except OSError as exc:
             raise InputError(f"{source}: cannot read TimeMap: {exc}", reason="unreadable") from exc
-        uri_t = source
-    tm = parse_timemap(text, uri_t)
+    tm = parse_timemap(text, source)
     if is_url(source):
         # The document's own "self" link may name another host (a mirror); keep where we read it.
-        tm = TimeMap(uri_t=source, original=tm.original, mementos=tm.mementos)
+        tm = _follow_pages(TimeMap(uri_t=source, original=tm.original, mementos=tm.mementos, pages=tm.pages), cfg)
+    elif tm.pages:
+        log.warning("%s: names %d further TimeMap page(s), not followed for a file; pass the TimeMap's URL "
+                    "to read them all", source, len(tm.pages))
     if not tm.mementos:
         raise InputError(f"{source}: TimeMap lists no mementos", reason="timemap_empty")
     return tm
+
+
+def _follow_pages(first: TimeMap, cfg: Config) -> TimeMap:
+    """Merge the mementos of every TimeMap reachable from ``first`` by page
+    links (breadth first, each document once, ``timemap_max_pages`` in all).
+
+    A page that cannot be read is logged and skipped, as a dead memento is: the
+    rest of the history still counts.  A page about another original resource
+    (a misconfigured index) is skipped too, since it is not this history.
+    """
+    from ..canonical import url_key
+
+    mementos = {m.uri_m: m for m in first.mementos}
+    original = first.original
+    seen = {first.uri_t}
+    queue = deque(urljoin(first.uri_t, p) for p in first.pages)
+    read = 1
+    while queue:
+        url = queue.popleft()
+        if url in seen:
+            continue
+        seen.add(url)
+        if read >= cfg.scan.timemap_max_pages:
+            log.warning("%s: stopped after %d TimeMap pages (scan.timemap_max_pages); %s and later not read",
+                        first.uri_t, read, url)
+            break
+        read += 1
+        try:
+            page = parse_timemap(_get_timemap_text(url, cfg), url)
+        except InputError as exc:
+            log.warning("%s: TimeMap page skipped: %s", first.uri_t, exc)
+            continue
+        if original and page.original and url_key(page.original) != url_key(original):
+            log.warning("%s: TimeMap page %s is about %s, not %s; skipped", first.uri_t, url, page.original,
+                        original)
+            continue
+        original = original or page.original
+        for m in page.mementos:
+            mementos.setdefault(m.uri_m, m)
+        queue.extend(urljoin(url, p) for p in page.pages if urljoin(url, p) not in seen)
+    if read > 1:
+        log.info("%s: %d TimeMap pages, %d mementos", first.uri_t, read, len(mementos))
+    ordered = tuple(sorted(mementos.values(), key=lambda m: m.datetime))
+    return TimeMap(uri_t=first.uri_t, original=original, mementos=ordered)
 
 
 def timemap_captures(tm: TimeMap, cfg: Config) -> list[Capture]:
