@@ -118,7 +118,7 @@ class ConsumerApp:
         self.store = await asyncio.to_thread(open_store, cfg.store)
         watcher = Watcher(Engine(cfg.engine), self.store)
         if cfg.render.enabled:
-            # Chromium starts on the first page that needs rendering (live fetches only).
+            # Chromium starts on the first page that needs rendering (live, or archived with render.archived).
             self.renderer = RenderPool(cfg.render, cfg.acquire.allow_addresses, fetch=cfg.acquire.live)
         self.acquirer = Acquirer(cfg, on_fetch=self.metrics.observe_fetch, renderer=self.renderer,
                                  on_render_error=self.metrics.observe_render_error)

@@ -187,6 +187,10 @@ class RenderConfig(_Frozen):
     auto_max_words: int = 30
     auto_min_scripts: int = 3
     settle_s: float = 2.0  # after "load", wait up to this long for the network to go idle
+    # Render script-built captures from a WARC or a raw replay too, every subresource taken from the
+    # archive (the capture's WARC file, then acquire.replay_base), never from the live web.
+    archived: bool = True
+    archive_index_files: int = Field(default=4, ge=1)  # WARC file indexes kept in memory for that
 
 
 class MetricsConfig(_Frozen):

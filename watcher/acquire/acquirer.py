@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -28,6 +29,7 @@ from ..config import Config
 from ..errors import AcquireError
 from ..events.model import CaptureEvent, normalise_digest
 from ..model import Capture, payload_digest
+from .archived import ArchiveResolver, ChainResolver, ReplayResolver, WarcFileResolver, WarcIndexCache
 from .http import FetchResult, HttpFetcher
 from .netguard import AddressPolicy
 from .render import RenderPool, count_scripts, quick_word_count, rendered_capture, wants_render
@@ -40,6 +42,7 @@ log = logging.getLogger(__name__)
 FetchCallback = Callable[[str, float], None]
 FETCH_SOURCES = ("warc", "warc_http", "replay", "live", "render")
 _OK_ARCHIVE_STATUSES = range(200, 400)
+_WAYBACK_BASE = re.compile(r"^(https?://[^/]+/(?:[^/]+/)*?)\d{14}(?:[a-z]{2}_)?/")
 
 
 def needs_content(event: CaptureEvent, baseline_digest: str | None) -> bool:
@@ -78,6 +81,7 @@ class Acquirer:
         trusted = [h for h in (self._replay_host, _host(self.acfg.warc_http_base or "")) if h]
         self.archive_policy = AddressPolicy(self.acfg.allow_addresses, trusted_hosts=trusted)
         self.archive_fetcher = HttpFetcher(live, self.archive_policy, per_host_delay_s=0.0)
+        self.warc_indexes = WarcIndexCache(cfg, cfg.render.archive_index_files)
 
     async def __aenter__(self) -> Acquirer:
         return self
@@ -159,7 +163,10 @@ class Acquirer:
             record = await asyncio.to_thread(parse_record, data, self.acfg.live.max_bytes)
         finally:
             self._timed("warc", started)
-        return self._warc_capture(event, record, "warc")
+        capture = self._warc_capture(event, record, "warc")
+        return await self._maybe_render_archived(
+            event, capture, [WarcFileResolver(str(path), self.warc_indexes), *self._configured_replay()]
+        )
 
     async def _from_warc_http(self, event: CaptureEvent) -> Capture:
         assert event.warc_filename is not None and event.warc_offset is not None
@@ -187,7 +194,8 @@ class Acquirer:
             record = await asyncio.to_thread(parse_record, result.body, self.acfg.live.max_bytes)
         finally:
             self._timed("warc_http", started)
-        return self._warc_capture(event, record, "warc_http")
+        capture = self._warc_capture(event, record, "warc_http")
+        return await self._maybe_render_archived(event, capture, self._configured_replay())
 
     def _warc_capture(self, event: CaptureEvent, record: WarcPayload, source: str) -> Capture:
         if record.target_uri and url_key(record.target_uri) != url_key(event.url):
@@ -208,13 +216,16 @@ class Acquirer:
     # -- replay -------------------------------------------------------------
 
     async def _from_replay(self, event: CaptureEvent) -> Capture:
+        base: str | None
         if event.replay_uri:
             uri = raw_replay_uri(event.replay_uri)
             trusted = self._replay_host is not None and _host(uri) == self._replay_host
+            base = replay_base_of(uri)
         else:
             assert self.acfg.replay_base is not None
             uri = build_replay_uri(self.acfg.replay_base, event.timestamp, event.url)
             trusted = True
+            base = self.acfg.replay_base
         fetcher = self.archive_fetcher if trusted else self.live_fetcher
         started = time.perf_counter()
         try:
@@ -223,24 +234,59 @@ class Acquirer:
             self._timed("replay", started)
         if result.status not in _OK_ARCHIVE_STATUSES:
             raise AcquireError(f"replay {uri[:200]} answered {result.status}", reason="http_status")
-        return self._http_capture(event, result, "replay", digest=event.digest, uri_m=uri)
+        capture = self._http_capture(event, result, "replay", digest=event.digest, uri_m=uri)
+        return await self._maybe_render_archived(event, capture, [ReplayResolver(base, fetcher)] if base else [])
+
+    def _configured_replay(self) -> list[ArchiveResolver]:
+        base = self.acfg.replay_base
+        return [ReplayResolver(base, self.archive_fetcher)] if base else []
+
+    async def _maybe_render_archived(
+        self, event: CaptureEvent, capture: Capture, resolvers: list[ArchiveResolver]
+    ) -> Capture:
+        """``capture`` rendered in Chromium when it looks script-built, its
+        subresources answered by ``resolvers`` (see :mod:`.archived`)."""
+        if not self.cfg.render.archived or not self._wants_render(event, capture, archived=True):
+            return capture
+        assert self.renderer is not None and capture.content is not None
+        headers = dict(capture.headers or {})
+        if capture.content_type and not any(k.lower() == "content-type" for k in headers):
+            headers["Content-Type"] = capture.content_type
+        document = FetchResult(url=event.url, status=capture.status or 200, headers=headers, body=capture.content)
+        resolver = ChainResolver(resolvers)
+        return await self._render_or_raw(
+            capture, self.renderer.render_archived(event.url, document, resolver, event.timestamp)
+        )
 
     # -- live ---------------------------------------------------------------
 
     async def _from_live_maybe_rendered(self, event: CaptureEvent) -> Capture:
-        """Live capture, rendered in Chromium when configured/needed (live pages only:
-        rendering an archived capture would mix in today's subresources)."""
+        """Live capture, rendered in Chromium when configured/needed."""
         capture = await self._from_live(event)
-        if self.renderer is None or not capture.content or capture.status is None or capture.status >= 400:
+        if not self._wants_render(event, capture, archived=False):
             return capture
+        assert self.renderer is not None
+        return await self._render_or_raw(capture, self.renderer.render(event.url))
+
+    def _wants_render(self, event: CaptureEvent, capture: Capture, *, archived: bool) -> bool:
+        """A successful HTML capture that :func:`wants_render` picks (archived:
+        2xx only, since a redirect record has nothing to render)."""
+        if self.renderer is None or not capture.content or capture.status is None:
+            return False
+        if capture.status >= (300 if archived else 400):
+            return False
         content = capture.content
-        if not wants_render(event, capture, quick_word_count(content), count_scripts(content), self.cfg.render):
-            return capture
+        return wants_render(event, capture, quick_word_count(content), count_scripts(content), self.cfg.render)
+
+    async def _render_or_raw(
+        self, capture: Capture, rendering: Coroutine[Any, Any, tuple[bytes, float]]
+    ) -> Capture:
+        """The rendered capture, or ``capture`` as it was when rendering fails (counted, logged)."""
         started = time.perf_counter()
         try:
-            html, _ = await self.renderer.render(event.url)
+            html, _ = await rendering
         except AcquireError as exc:  # RenderError and BlockedAddressError included
-            log.info("render of %s failed (%s); scoring the raw page", event.url[:200], exc.reason)
+            log.info("render of %s failed (%s); scoring the raw page", capture.url[:200], exc.reason)
             if self.on_render_error is not None:
                 self.on_render_error(exc.reason)
             return capture
@@ -274,6 +320,12 @@ class Acquirer:
             redirects=result.redirects,
             uri_m=uri_m,
         )
+
+
+def replay_base_of(uri: str) -> str | None:
+    """``https://archive/collection`` of a Wayback-style memento URI (None if it is not one)."""
+    m = _WAYBACK_BASE.match(uri)
+    return m.group(1).rstrip("/") if m else None
 
 
 def _host(url: str) -> str | None:

@@ -17,6 +17,12 @@ final URL and relative links resolve correctly.)  Refused addresses are
 aborted; WebSockets are mocked (never connected); service workers are
 blocked.
 
+Archived captures (:meth:`RenderPool.render_archived`): the captured
+document is handed to Chromium as it was archived and every other request is
+answered by an :class:`~watcher.acquire.archived.ArchiveResolver` (the
+capture's WARC file, the archive's raw replay), never by the network; what the
+archive lacks is a 404.
+
 Robustness: pages are pooled and reused; when Chromium dies (crash, OOM
 kill) the next render relaunches it and retries once.
 """
@@ -30,6 +36,7 @@ import logging
 import re
 import time
 from collections.abc import Iterable
+from datetime import datetime
 from functools import lru_cache
 from urllib.parse import urlsplit
 
@@ -50,6 +57,7 @@ from ..config import LiveFetchConfig, RenderConfig
 from ..errors import AcquireError, BlockedAddressError, RenderError
 from ..events.model import CaptureEvent
 from ..model import Capture
+from .archived import ArchiveResolver
 from .http import FetchResult, HttpFetcher
 from .netguard import AddressPolicy
 
@@ -143,6 +151,28 @@ def rendered_capture(capture: Capture, html: bytes) -> Capture:
     )
 
 
+@dataclasses.dataclass
+class _Archived:
+    """What one archived render serves: the captured document and a resolver for the rest."""
+
+    url: str
+    document: FetchResult
+    resolver: ArchiveResolver
+    when: datetime
+    served: int = 0
+    missing: int = 0
+
+
+@dataclasses.dataclass
+class _PageState:
+    """Per pooled page (one context each): set while an archived render runs on it."""
+
+    archived: _Archived | None = None
+
+
+_Pooled = tuple[int, BrowserContext, Page, _PageState]
+
+
 class RenderPool:
     """A Chromium browser with ``cfg.pages`` reusable pages; restarts itself when Chromium dies.
 
@@ -167,7 +197,7 @@ class RenderPool:
         self._pw: Playwright | None = None
         self._browser: Browser | None = None
         self._generation = 0
-        self._idle: list[tuple[int, BrowserContext, Page]] = []
+        self._idle: list[_Pooled] = []
         self._sem = asyncio.Semaphore(max(1, cfg.pages))
         self._lock = asyncio.Lock()
         self._closed = False
@@ -214,19 +244,24 @@ class RenderPool:
             log.info("Chromium launched (generation %d)", self._generation)
             return self._browser
 
-    async def _take_page(self) -> tuple[int, BrowserContext, Page]:
+    async def _take_page(self) -> _Pooled:
         browser = await self._ensure_browser()
         while self._idle:
-            gen, ctx, page = self._idle.pop()
+            gen, ctx, page, state = self._idle.pop()
             if gen == self._generation and not page.is_closed():
-                return gen, ctx, page
+                return gen, ctx, page, state
         ctx = await browser.new_context(
             user_agent=self.fetch_cfg.user_agent, service_workers="block", accept_downloads=False
         )
-        await ctx.route("**/*", self._route)
+        state = _PageState()
+
+        async def route(route: Route, request: Request) -> None:
+            await self._route(route, request, state)
+
+        await ctx.route("**/*", route)
         await ctx.route_web_socket(re.compile(".*"), _mock_websocket)
         page = await ctx.new_page()
-        return self._generation, ctx, page
+        return self._generation, ctx, page, state
 
     async def _discard(self, ctx: BrowserContext | None) -> None:
         if ctx is None:
@@ -241,20 +276,35 @@ class RenderPool:
         :class:`RenderError` (``render_timeout`` after ``cfg.timeout_s``,
         ``render_failed`` otherwise).
         """
-        started = time.perf_counter()
         self.policy.check_url(url)
+        return await self._render(url, None)
+
+    async def render_archived(
+        self, url: str, document: FetchResult, resolver: ArchiveResolver, when: datetime
+    ) -> tuple[bytes, float]:
+        """Render an archived capture of ``url``: ``document`` is what was
+        captured, every other request is answered by ``resolver`` at ``when``
+        (404 when it has nothing); nothing is fetched from the network."""
+        return await self._render(url, _Archived(url, document, resolver, when))
+
+    async def _render(self, url: str, archived: _Archived | None) -> tuple[bytes, float]:
+        started = time.perf_counter()
         async with self._sem:
             for attempt in (1, 2):
                 gen = self._generation
                 ctx: BrowserContext | None = None
                 try:
-                    gen, ctx, page = await self._take_page()
+                    gen, ctx, page, state = await self._take_page()
+                    state.archived = archived
                     async with asyncio.timeout(self.cfg.timeout_s):
-                        final = await self._prefetch(url)
-                        try:
-                            html = await self._render_on(page, final)
-                        finally:
-                            self._prefetched.pop(final, None)
+                        if archived is not None:
+                            html = await self._render_on(page, url)
+                        else:
+                            final = await self._prefetch(url)
+                            try:
+                                html = await self._render_on(page, final)
+                            finally:
+                                self._prefetched.pop(final, None)
                 except (TimeoutError, PlaywrightTimeoutError):
                     await self._discard(ctx)
                     msg = f"rendering {url[:200]} took over {self.cfg.timeout_s}s"
@@ -272,7 +322,11 @@ class RenderPool:
                         continue
                     msg = f"rendering {url[:200]} failed: {str(exc)[:300]}"
                     raise RenderError(msg, reason="render_failed") from None
-                self._idle.append((gen, ctx, page))
+                state.archived = None
+                if archived is not None:
+                    log.debug("archived render of %s: %d requests answered from the archive, %d not archived",
+                              url[:200], archived.served, archived.missing)
+                self._idle.append((gen, ctx, page, state))
                 return html.encode("utf-8"), time.perf_counter() - started
         raise RenderError(f"rendering {url[:200]} failed after a browser restart", reason="render_failed")
 
@@ -299,11 +353,15 @@ class RenderPool:
                 await page.wait_for_load_state("networkidle", timeout=self.cfg.settle_s * 1000)
         return await page.content()
 
-    async def _route(self, route: Route, request: Request) -> None:
-        """Perform the page's request with the guarded fetcher and hand the answer to Chromium."""
+    async def _route(self, route: Route, request: Request, state: _PageState) -> None:
+        """Perform the page's request with the guarded fetcher (or, rendering an
+        archived capture, take it from the archive) and hand the answer to Chromium."""
         url = request.url
         if not url.lower().startswith(("http://", "https://")):
             await route.continue_()  # data:, blob:, about: never touch the network
+            return
+        if state.archived is not None:
+            await self._route_archived(route, request, state.archived)
             return
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _DROP_REQUEST}
         prefetched = self._prefetched.pop(url, None) if request.is_navigation_request() else None
@@ -324,6 +382,27 @@ class RenderPool:
             log.info("render: request %s failed (%s)", url[:200], exc.reason)
             await _quietly(route.abort("timedout" if exc.reason == "timeout" else "failed"))
             return
+        out = {k: v for k, v in result.headers.items() if k.lower() not in _DROP_RESPONSE}
+        await _quietly(route.fulfill(status=result.status, headers=out, body=result.body))
+
+    async def _route_archived(self, route: Route, request: Request, archived: _Archived) -> None:
+        url = request.url
+        result: FetchResult | None
+        if request.is_navigation_request() and request.frame.parent_frame is None and url == archived.url:
+            result = archived.document
+        elif request.method not in ("GET", "HEAD"):
+            result = None  # an archive answers reads only
+        else:
+            try:
+                result = await archived.resolver.resolve(url, archived.when)
+            except (AcquireError, OSError) as exc:
+                log.info("render: archive lookup of %s failed: %s", url[:200], exc)
+                result = None
+        if result is None:
+            archived.missing += 1
+            await _quietly(route.fulfill(status=404, body=b"", headers={"Content-Type": "text/plain"}))
+            return
+        archived.served += 1
         out = {k: v for k, v in result.headers.items() if k.lower() not in _DROP_RESPONSE}
         await _quietly(route.fulfill(status=result.status, headers=out, body=result.body))
 

@@ -1,0 +1,195 @@
+"""Subresources for rendering an archived capture (:class:`ArchiveResolver`).
+
+A crawler such as Heritrix does not run JavaScript, so the WARC record of a
+script-built page holds a shell with little text; scored as captured, it
+reads as drift that a visitor never saw.  Rendering it needs what a replay
+system provides: every request the page makes answered *from the archive*, at
+the capture's time.  Answering from the live web would mix today's scripts
+and data into an old capture (and reach hosts the crawl never touched), so the
+renderer asks a resolver and never the network:
+
+* :class:`WarcFileResolver` looks a URL up in the capture's own WARC file
+  (indexed once, in a thread, and cached: Heritrix writes a page's
+  subresources into the same file as the page, minutes apart);
+* :class:`ReplayResolver` asks the configured archive for the raw capture
+  nearest in time (``BASE/TIMESTAMPid_/URL``);
+* :class:`ChainResolver` tries several in order.
+
+Whatever no resolver has is answered 404, as a replay system does.  Redirect
+records are followed inside the archive (Chromium does not route the hops of
+a redirect it is handed, and must not reach the network on its own).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict, defaultdict
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+from urllib.parse import urljoin
+
+from ..canonical import url_key
+from ..config import Config
+from ..errors import AcquireError
+from ..sources.index import IndexEntry, index_archive
+from ..sources.warc import RecordLoader
+from .http import FetchResult, HttpFetcher
+from .replay import build_replay_uri
+
+log = logging.getLogger(__name__)
+
+_MAX_HOPS = 5
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+
+
+class ArchiveResolver(Protocol):
+    """Answers a rendered page's request from an archive."""
+
+    async def resolve(self, url: str, when: datetime) -> FetchResult | None:
+        """The archived response for ``url`` nearest ``when``, or None if not archived."""
+        ...
+
+
+class WarcIndexCache:
+    """Per-WARC-file indexes (URL key to records), the ``size`` most recently used kept.
+
+    Indexing reads the whole file once; concurrent renders of captures from
+    one file wait for one indexing, not one each.
+    """
+
+    def __init__(self, cfg: Config, size: int = 4) -> None:
+        self.cfg = cfg
+        self.size = max(1, size)
+        self._cache: OrderedDict[str, dict[str, list[IndexEntry]]] = OrderedDict()
+        self._pending: dict[str, asyncio.Future[dict[str, list[IndexEntry]]]] = {}
+        self.indexed_files = 0
+
+    async def get(self, path: str) -> dict[str, list[IndexEntry]]:
+        cached = self._cache.get(path)
+        if cached is not None:
+            self._cache.move_to_end(path)
+            return cached
+        pending = self._pending.get(path)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[dict[str, list[IndexEntry]]] = asyncio.get_running_loop().create_future()
+        self._pending[path] = future
+        try:
+            index = await asyncio.to_thread(self._build, path)
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: waiters get it, nobody else must log it
+            raise
+        finally:
+            self._pending.pop(path, None)
+        future.set_result(index)
+        self._cache[path] = index
+        self.indexed_files += 1
+        while len(self._cache) > self.size:
+            self._cache.popitem(last=False)
+        return index
+
+    def _build(self, path: str) -> dict[str, list[IndexEntry]]:
+        by_key: dict[str, list[IndexEntry]] = defaultdict(list)
+        for entry in index_archive(path, self.cfg):
+            if entry.kind != "revisit" and not entry.truncated:
+                by_key[entry.key].append(entry)
+        log.info("render: indexed %s for archived subresources (%d URLs)", path, len(by_key))
+        return dict(by_key)
+
+
+class WarcFileResolver:
+    """Requests answered from one WARC file (the capture's own)."""
+
+    def __init__(self, path: str, cache: WarcIndexCache) -> None:
+        self.path = path
+        self.cache = cache
+
+    async def resolve(self, url: str, when: datetime) -> FetchResult | None:
+        index = await self.cache.get(self.path)
+        entries = index.get(url_key(url, self.cache.cfg.engine.canonical))
+        if not entries:
+            return None
+        nearest = min(entries, key=lambda e: abs((e.time - when).total_seconds()))
+        loaded = await asyncio.to_thread(_load, nearest, self.cache.cfg)
+        if loaded is None:
+            return None
+        status, headers, body = loaded
+        return FetchResult(url=url, status=status, headers=headers, body=body)
+
+
+def _load(entry: IndexEntry, cfg: Config) -> tuple[int, dict[str, str], bytes] | None:
+    loader = RecordLoader(cfg)
+    try:
+        loaded = loader.load(entry)
+    finally:
+        loader.close()
+    if loaded.content is None:
+        return None
+    return loaded.status or 200, dict(loaded.headers), loaded.content
+
+
+class ReplayResolver:
+    """Requests answered by an archive's raw replay (``BASE/TIMESTAMPid_/URL``)."""
+
+    def __init__(self, base: str, fetcher: HttpFetcher) -> None:
+        self.base = base.rstrip("/")
+        self.fetcher = fetcher
+
+    async def resolve(self, url: str, when: datetime) -> FetchResult | None:
+        """Redirects inside the archive (to the nearest capture, or an archived
+        redirect it rewrote) are followed here; an archived redirect whose
+        ``Location`` is not rewritten is returned with it resolved against
+        the original URL, for :class:`ChainResolver` to look up in turn."""
+        uri = build_replay_uri(self.base, when, url)
+        for _hop in range(_MAX_HOPS + 1):
+            try:
+                result = await self.fetcher.fetch(uri, follow_redirects=False)
+            except AcquireError as exc:
+                log.info("render: archive has no %s (%s)", url[:200], exc.reason)
+                return None
+            location = _location(result)
+            if result.status in _REDIRECTS and location:
+                target = urljoin(uri, location)
+                if target.startswith(self.base + "/"):
+                    uri = target
+                    continue
+                return FetchResult(url=url, status=result.status, headers={"Location": urljoin(url, location)},
+                                   body=b"")
+            if result.status >= 400:
+                return None
+            return FetchResult(url=url, status=result.status, headers=result.headers, body=result.body)
+        return None
+
+
+def _location(result: FetchResult) -> str | None:
+    return result.headers.get("Location") or result.headers.get("location")
+
+
+class ChainResolver:
+    """The first answer of several resolvers, redirects followed inside the archive."""
+
+    def __init__(self, resolvers: Sequence[ArchiveResolver]) -> None:
+        self.resolvers = tuple(resolvers)
+        self.misses = 0
+
+    async def resolve(self, url: str, when: datetime) -> FetchResult | None:
+        for _hop in range(_MAX_HOPS + 1):
+            result = await self._first(url, when)
+            if result is None:
+                self.misses += 1
+                return None
+            location = _location(result)
+            if result.status not in _REDIRECTS or not location:
+                return result
+            url = urljoin(url, location)
+        return None
+
+    async def _first(self, url: str, when: datetime) -> FetchResult | None:
+        for resolver in self.resolvers:
+            result = await resolver.resolve(url, when)
+            if result is not None:
+                return result
+        return None
