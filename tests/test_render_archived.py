@@ -161,3 +161,27 @@ def test_replay_base_of_wayback_uris() -> None:
     assert replay_base_of("http://127.0.0.1:8080/pywb/20240301120000/http://news.example/app/") == \
         "http://127.0.0.1:8080/pywb"
     assert replay_base_of("http://archive.example/page") is None
+
+
+@pytest.mark.browser
+@pytest.mark.asyncio(loop_scope="session")
+async def test_a_failing_archive_lookup_is_a_404_not_a_hung_page(render_pool_session: RenderPool) -> None:
+    from watcher.acquire.archived import ChainResolver
+    from watcher.acquire.http import FetchResult
+
+    class Broken:
+        calls = 0
+
+        async def resolve(self, url: str, when: datetime) -> FetchResult | None:
+            Broken.calls += 1
+            if url.endswith("a.js"):
+                raise ValueError("corrupt index")
+            return None
+
+    page = (b"<html><body><p id='p'>static text</p><script src='/static/a.js'></script>"
+            b"<script>document.getElementById('p').textContent += ' and inline';</script></body></html>")
+    doc = FetchResult(url=SITE + "/x", status=200, headers={"Content-Type": "text/html"}, body=page)
+    resolver = ChainResolver([Broken()])
+    html, seconds = await render_pool_session.render_archived(SITE + "/x", doc, resolver, WHEN)
+    assert b"static text and inline" in html and Broken.calls >= 1
+    assert seconds < render_pool_session.cfg.timeout_s

@@ -78,9 +78,12 @@ class WarcIndexCache:
         self._pending[path] = future
         try:
             index = await asyncio.to_thread(self._build, path)
-        except BaseException as exc:
+        except Exception as exc:
             future.set_exception(exc)
             future.exception()  # retrieved: waiters get it, nobody else must log it
+            raise
+        except BaseException:  # cancelled: waiters are cancelled too, a later render retries
+            future.cancel()
             raise
         finally:
             self._pending.pop(path, None)

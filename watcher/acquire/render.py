@@ -395,8 +395,8 @@ class RenderPool:
         else:
             try:
                 result = await archived.resolver.resolve(url, archived.when)
-            except (AcquireError, OSError) as exc:
-                log.info("render: archive lookup of %s failed: %s", url[:200], exc)
+            except Exception as exc:  # a route must always be answered, or the page waits for it
+                log.warning("render: archive lookup of %s failed: %r", url[:200], exc)
                 result = None
         if result is None:
             archived.missing += 1
