@@ -70,12 +70,12 @@ def _page(leak: Leak) -> bytes:
     return PAGE.replace("LEAK", leak.base).encode()
 
 
-def _warc(path: Path, leak: Leak) -> int:
-    """Write the records; returns the page record's offset."""
+def _warc(path: Path, leak: Leak, records: slice = slice(None), mode: str = "wb") -> int:
+    """Write (or append) the records; returns the first one's offset."""
     offsets: list[int] = []
-    with path.open("wb") as fh:
+    with path.open(mode) as fh:
         writer = WARCWriter(fh, gzip=True)
-        for rel, ts, status, ctype, body, extra in RECORDS:
+        for rel, ts, status, ctype, body, extra in RECORDS[records]:
             payload = _page(leak) if rel == "/app/" else body
             http = StatusAndHeaders(status, [("Content-Type", ctype), ("Content-Length", str(len(payload))), *extra],
                                     protocol="HTTP/1.1")
@@ -185,3 +185,25 @@ async def test_a_failing_archive_lookup_is_a_404_not_a_hung_page(render_pool_ses
     html, seconds = await render_pool_session.render_archived(SITE + "/x", doc, resolver, WHEN)
     assert b"static text and inline" in html and Broken.calls >= 1
     assert seconds < render_pool_session.cfg.timeout_s
+
+
+@pytest.mark.browser
+@pytest.mark.asyncio(loop_scope="session")
+async def test_growing_warc_index_is_extended(render_pool_session: RenderPool, leak: Leak, tmp_path: Path) -> None:
+    """At crawl time the page is written before its scripts: a later capture
+    from the grown file finds them, and the index is extended, not rebuilt."""
+    warc = tmp_path / "crawl.warc.gz.open"  # Heritrix's name while it writes
+    offset = _warc(warc, leak, slice(0, 1))
+    event = CaptureEvent(url=SITE + "/app/", timestamp=WHEN, warc_filename="crawl.warc.gz", warc_offset=offset)
+    with warc.open("ab") as fh:
+        fh.write(b"\x1f\x8b\x08\x00")  # the start of a record still being written
+    async with Acquirer(_cfg(tmp_path), renderer=render_pool_session) as acq:
+        first = await acq.get(event)
+        assert first.source == "warc+render" and b"kumquat" not in (first.content or b"")  # scripts not crawled yet
+        with warc.open("r+b") as fh:  # the torn member is completed by the crawler's next records
+            fh.seek(-4, 2)
+            fh.truncate()
+        _warc(warc, leak, slice(1, None), mode="ab")
+        second = await acq.get(event)
+        assert b"built by javascript kumquat fig" in (second.content or b"")
+        assert acq.warc_indexes.indexed_files == 1 and acq.warc_indexes.extensions == 1

@@ -9,8 +9,8 @@ and data into an old capture (and reach hosts the crawl never touched), so the
 renderer asks a resolver and never the network:
 
 * :class:`WarcFileResolver` looks a URL up in the capture's own WARC file
-  (indexed once, in a thread, and cached: Heritrix writes a page's
-  subresources into the same file as the page, minutes apart);
+  (indexed in a thread, cached, and extended as the crawler appends to it:
+  Heritrix writes a page's subresources into the same file, after the page);
 * :class:`ReplayResolver` asks the configured archive for the raw capture
   nearest in time (``BASE/TIMESTAMPid_/URL``);
 * :class:`ChainResolver` tries several in order.
@@ -24,16 +24,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict, defaultdict
+import os
+from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import urljoin
+
+from warcio.archiveiterator import ArchiveIterator
 
 from ..canonical import url_key
 from ..config import Config
 from ..errors import AcquireError
-from ..sources.index import IndexEntry, index_archive
+from ..sources.index import IndexEntry, parse_warc_date, usable_uri
 from ..sources.warc import RecordLoader
 from .http import FetchResult, HttpFetcher
 from .replay import build_replay_uri
@@ -52,55 +56,114 @@ class ArchiveResolver(Protocol):
         ...
 
 
+@dataclass
+class _FileIndex:
+    """Records of one WARC file by URL key, read up to ``end`` (a record boundary)."""
+
+    by_key: dict[str, list[IndexEntry]] = field(default_factory=dict)
+    end: int = 0
+    size: int = -1
+
+
 class WarcIndexCache:
     """Per-WARC-file indexes (URL key to records), the ``size`` most recently used kept.
 
-    Indexing reads the whole file once; concurrent renders of captures from
-    one file wait for one indexing, not one each.
+    Heritrix appends to an open WARC while the crawl runs, and a page's
+    subresources are written after the page: an index is extended from where
+    it stopped whenever the file has grown, never rebuilt.  Indexing runs as a
+    task of its own, so a render that times out waiting does not waste it, and
+    concurrent renders of one file wait for one indexing.
     """
 
     def __init__(self, cfg: Config, size: int = 4) -> None:
         self.cfg = cfg
         self.size = max(1, size)
-        self._cache: OrderedDict[str, dict[str, list[IndexEntry]]] = OrderedDict()
-        self._pending: dict[str, asyncio.Future[dict[str, list[IndexEntry]]]] = {}
-        self.indexed_files = 0
+        self._cache: OrderedDict[str, _FileIndex] = OrderedDict()
+        self._pending: dict[str, asyncio.Task[_FileIndex]] = {}
+        self.indexed_files = 0  # files indexed from their start
+        self.extensions = 0  # times a grown file's index was extended
 
     async def get(self, path: str) -> dict[str, list[IndexEntry]]:
         cached = self._cache.get(path)
-        if cached is not None:
+        size = _size(path)
+        if cached is not None and 0 <= size < cached.end:
+            cached = None  # the file was replaced by a shorter one: start again
+        if cached is not None and size == cached.size:
             self._cache.move_to_end(path)
-            return cached
-        pending = self._pending.get(path)
-        if pending is not None:
-            return await asyncio.shield(pending)
-        future: asyncio.Future[dict[str, list[IndexEntry]]] = asyncio.get_running_loop().create_future()
-        self._pending[path] = future
-        try:
-            index = await asyncio.to_thread(self._build, path)
-        except Exception as exc:
-            future.set_exception(exc)
-            future.exception()  # retrieved: waiters get it, nobody else must log it
-            raise
-        except BaseException:  # cancelled: waiters are cancelled too, a later render retries
-            future.cancel()
-            raise
-        finally:
-            self._pending.pop(path, None)
-        future.set_result(index)
+            return cached.by_key
+        task = self._pending.get(path)
+        if task is None:
+            task = asyncio.create_task(self._extend(path, cached))
+            self._pending[path] = task
+            task.add_done_callback(lambda _t: self._pending.pop(path, None))
+        return (await asyncio.shield(task)).by_key
+
+    async def _extend(self, path: str, cached: _FileIndex | None) -> _FileIndex:
+        base = cached or _FileIndex()
+        size, end, added = await asyncio.to_thread(_index_from, path, base.end, self.cfg)
+        by_key = {k: list(v) for k, v in base.by_key.items()} if added else base.by_key
+        for entry in added:
+            by_key.setdefault(entry.key, []).append(entry)
+        index = _FileIndex(by_key, end, size)
         self._cache[path] = index
-        self.indexed_files += 1
+        self._cache.move_to_end(path)
+        if cached is None:
+            self.indexed_files += 1
+        else:
+            self.extensions += 1
         while len(self._cache) > self.size:
             self._cache.popitem(last=False)
+        log.info("render: indexed %s to offset %d for archived subresources (%d URLs, %d new records)",
+                 path, end, len(by_key), len(added))
         return index
 
-    def _build(self, path: str) -> dict[str, list[IndexEntry]]:
-        by_key: dict[str, list[IndexEntry]] = defaultdict(list)
-        for entry in index_archive(path, self.cfg):
-            if entry.kind != "revisit" and not entry.truncated:
-                by_key[entry.key].append(entry)
-        log.info("render: indexed %s for archived subresources (%d URLs)", path, len(by_key))
-        return dict(by_key)
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return -1
+
+
+def _index_from(path: str, start: int, cfg: Config) -> tuple[int, int, list[IndexEntry]]:
+    """(file size, end of the last complete record, the records from ``start``).
+
+    A record still being written (the file's tail) ends the pass without
+    moving ``end`` past it, so the next pass reads it whole.
+    """
+    size = _size(path)
+    end = start
+    added: list[IndexEntry] = []
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(start)
+            it = ArchiveIterator(fh, arc2warc=True)
+            for rec in it:
+                uri = rec.rec_headers.get_header("WARC-Target-URI")
+                offset = it.get_record_offset()  # absolute (warcio starts from fh.tell()); reads the record
+                if getattr(rec.raw_stream, "limit", 0):
+                    break  # incomplete: written further later
+                end = offset + it.get_record_length()
+                if rec.rec_type not in ("response", "resource") or not usable_uri(uri, cfg):
+                    continue
+                when = parse_warc_date(rec.rec_headers.get_header("WARC-Date"))
+                if when is None:
+                    continue
+                http = rec.http_headers
+                added.append(IndexEntry(
+                    key=url_key(uri, cfg.engine.canonical), url=uri, time=when, path=path, offset=offset,
+                    kind=rec.rec_type, status=_status(http), mime=http.get_header("Content-Type") if http else None,
+                ))
+    except Exception as exc:  # a torn tail or a corrupt record: keep what was read
+        log.debug("%s: indexing stopped at offset %d: %s", path, end, exc)
+    return size, end, added
+
+
+def _status(http: Any) -> int | None:
+    try:
+        return int(http.get_statuscode()) if http is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 class WarcFileResolver:
