@@ -29,15 +29,13 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 from urllib.parse import urljoin
-
-from warcio.archiveiterator import ArchiveIterator
 
 from ..canonical import url_key
 from ..config import Config
-from ..errors import AcquireError
-from ..sources.index import IndexEntry, parse_warc_date, usable_uri
+from ..errors import AcquireError, InputError
+from ..sources.index import IndexEntry, index_archive
 from ..sources.warc import RecordLoader
 from .http import FetchResult, HttpFetcher
 from .replay import build_replay_uri
@@ -99,12 +97,11 @@ class WarcIndexCache:
         return (await asyncio.shield(task)).by_key
 
     async def _extend(self, path: str, cached: _FileIndex | None) -> _FileIndex:
-        base = cached or _FileIndex()
-        size, end, added = await asyncio.to_thread(_index_from, path, base.end, self.cfg)
-        by_key = {k: list(v) for k, v in base.by_key.items()} if added else base.by_key
+        index = cached or _FileIndex()
+        index.size, index.end, added = await asyncio.to_thread(_index_from, path, index.end, self.cfg)
+        # Updated in place, in the event loop: lookups read it synchronously, never across an await.
         for entry in added:
-            by_key.setdefault(entry.key, []).append(entry)
-        index = _FileIndex(by_key, end, size)
+            index.by_key.setdefault(entry.key, []).append(entry)
         self._cache[path] = index
         self._cache.move_to_end(path)
         if cached is None:
@@ -114,7 +111,7 @@ class WarcIndexCache:
         while len(self._cache) > self.size:
             self._cache.popitem(last=False)
         log.info("render: indexed %s to offset %d for archived subresources (%d URLs, %d new records)",
-                 path, end, len(by_key), len(added))
+                 path, index.end, len(index.by_key), len(added))
         return index
 
 
@@ -126,7 +123,7 @@ def _size(path: str) -> int:
 
 
 def _index_from(path: str, start: int, cfg: Config) -> tuple[int, int, list[IndexEntry]]:
-    """(file size, end of the last complete record, the records from ``start``).
+    """(file size, end of the last complete record indexed, the records from ``start``).
 
     A record still being written (the file's tail) ends the pass without
     moving ``end`` past it, so the next pass reads it whole.
@@ -135,35 +132,15 @@ def _index_from(path: str, start: int, cfg: Config) -> tuple[int, int, list[Inde
     end = start
     added: list[IndexEntry] = []
     try:
-        with open(path, "rb") as fh:
-            fh.seek(start)
-            it = ArchiveIterator(fh, arc2warc=True)
-            for rec in it:
-                uri = rec.rec_headers.get_header("WARC-Target-URI")
-                offset = it.get_record_offset()  # absolute (warcio starts from fh.tell()); reads the record
-                if getattr(rec.raw_stream, "limit", 0):
-                    break  # incomplete: written further later
-                end = offset + it.get_record_length()
-                if rec.rec_type not in ("response", "resource") or not usable_uri(uri, cfg):
-                    continue
-                when = parse_warc_date(rec.rec_headers.get_header("WARC-Date"))
-                if when is None:
-                    continue
-                http = rec.http_headers
-                added.append(IndexEntry(
-                    key=url_key(uri, cfg.engine.canonical), url=uri, time=when, path=path, offset=offset,
-                    kind=rec.rec_type, status=_status(http), mime=http.get_header("Content-Type") if http else None,
-                ))
-    except Exception as exc:  # a torn tail or a corrupt record: keep what was read
-        log.debug("%s: indexing stopped at offset %d: %s", path, end, exc)
+        for entry in index_archive(path, cfg, start=start, growing=True):
+            if entry.truncated:
+                break
+            end = entry.offset + (entry.length or 0)
+            if entry.kind != "revisit":
+                added.append(entry)
+    except InputError as exc:  # the file went away: keep what was read
+        log.info("render: %s", exc)
     return size, end, added
-
-
-def _status(http: Any) -> int | None:
-    try:
-        return int(http.get_statuscode()) if http is not None else None
-    except (TypeError, ValueError):
-        return None
 
 
 class WarcFileResolver:
@@ -239,13 +216,11 @@ class ChainResolver:
 
     def __init__(self, resolvers: Sequence[ArchiveResolver]) -> None:
         self.resolvers = tuple(resolvers)
-        self.misses = 0
 
     async def resolve(self, url: str, when: datetime) -> FetchResult | None:
         for _hop in range(_MAX_HOPS + 1):
             result = await self._first(url, when)
             if result is None:
-                self.misses += 1
                 return None
             location = _location(result)
             if result.status not in _REDIRECTS or not location:

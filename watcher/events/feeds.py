@@ -34,24 +34,7 @@ _HERITRIX_MAPPED = frozenset(
 )
 
 # Fields of the warcprox listener JSON (UK Web Archive plugin, used with Brozzler).
-_WARCPROX_MAPPED = frozenset(
-    {
-        "url",
-        "status_code",
-        "content_type",
-        "mimetype",
-        "content_length",
-        "content_digest",
-        "seed",
-        "via",
-        "hop_path",
-        "job_name",
-        "warc_filename",
-        "warc_offset",
-        "warc_length",
-        "annotations",
-    }
-)
+_WARCPROX_MAPPED = _HERITRIX_MAPPED | {"content_type", "warc_length"}
 
 # Keys only the warcprox listener sends (used by format auto-detection).
 WARCPROX_MARKERS = frozenset({"warc_type", "warc_id", "warc_content_type", "wire_bytes", "http_method", "warc_length"})

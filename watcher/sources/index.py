@@ -57,6 +57,7 @@ class IndexEntry:
     mime: str | None = None
     source: str = "warc"
     truncated: bool = False
+    length: int | None = None  # bytes of the whole record in its file (WARC/ARC indexing only)
 
 
 def normalise_digest(value: str | None) -> str | None:
@@ -114,20 +115,26 @@ def _int(value: Any) -> int | None:
         return None
 
 
-def index_archive(path: str, cfg: Config, source: str = "warc") -> Iterator[IndexEntry]:
-    """Index every response/resource/revisit record of one WARC or ARC file.
+def index_archive(
+    path: str, cfg: Config, source: str = "warc", *, start: int = 0, growing: bool = False
+) -> Iterator[IndexEntry]:
+    """Index every response/resource/revisit record of one WARC or ARC file,
+    from offset ``start`` (a record boundary).
 
     Reads each record to its end (nothing kept) so offsets are exact; a
     record whose declared length runs past the end of the file is marked
     ``truncated``.  Any failure of the archive reader ends this file with a
-    warning and keeps the records indexed before it.
+    warning and keeps the records indexed before it.  ``growing``: the file is
+    still being written, so a torn tail is expected and logged at debug level.
     """
-    last_offset = 0
-    end = 0
+    last_offset = start
+    end = start
     count = 0
+    problem = log.debug if growing else log.warning
     try:
         with open(path, "rb") as fh:
-            it = ArchiveIterator(fh, arc2warc=True)
+            fh.seek(start)
+            it = ArchiveIterator(fh, arc2warc=True)  # offsets are absolute: it starts from fh.tell()
             while True:
                 try:
                     rec = next(it)
@@ -148,8 +155,7 @@ def index_archive(path: str, cfg: Config, source: str = "warc") -> Iterator[Inde
                 remaining = getattr(rec.raw_stream, "limit", 0) or 0
                 truncated = remaining > 0
                 if truncated:
-                    log.warning("%s: record at offset %d (%s) is truncated: %d bytes missing",
-                                path, offset, uri, remaining)
+                    problem("%s: record at offset %d (%s) is truncated: %d bytes missing", path, offset, uri, remaining)
                 http = rec.http_headers
                 status = _int(http.get_statuscode()) if http is not None else None
                 mime = None
@@ -174,14 +180,16 @@ def index_archive(path: str, cfg: Config, source: str = "warc") -> Iterator[Inde
                     mime=mime,
                     source=source,
                     truncated=truncated,
+                    length=end - offset,
                 )
     except OSError as exc:
         raise InputError(f"{path}: cannot read archive: {exc}", reason="unreadable") from exc
     except Exception as exc:  # corrupt third-party input must not stop a batch
-        log.warning("%s: archive unreadable after offset %d (%d records indexed): %s: %s",
-                    path, last_offset, count, type(exc).__name__, exc)
+        problem("%s: archive unreadable after offset %d (%d records indexed): %s: %s",
+                path, last_offset, count, type(exc).__name__, exc)
         return
-    _check_tail(path, end, count)
+    if not growing:
+        _check_tail(path, end, count)
 
 
 def _check_tail(path: str, end: int, count: int) -> None:

@@ -16,6 +16,7 @@ the late captures where drift shows.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections import deque
@@ -194,7 +195,7 @@ def load_timemap(source: str, cfg: Config) -> TimeMap:
     tm = parse_timemap(text, source)
     if is_url(source):
         # The document's own "self" link may name another host (a mirror); keep where we read it.
-        tm = _follow_pages(TimeMap(uri_t=source, original=tm.original, mementos=tm.mementos, pages=tm.pages), cfg)
+        tm = _follow_pages(dataclasses.replace(tm, uri_t=source), cfg)
     elif tm.pages:
         log.warning("%s: names %d further TimeMap page(s), not followed for a file; pass the TimeMap's URL "
                     "to read them all", source, len(tm.pages))
@@ -240,7 +241,7 @@ def _follow_pages(first: TimeMap, cfg: Config) -> TimeMap:
         original = original or page.original
         for m in page.mementos:
             mementos.setdefault(m.uri_m, m)
-        queue.extend(urljoin(url, p) for p in page.pages if urljoin(url, p) not in seen)
+        queue.extend(urljoin(url, p) for p in page.pages)
     if read > 1:
         log.info("%s: %d TimeMap pages, %d mementos", first.uri_t, read, len(mementos))
     ordered = tuple(sorted(mementos.values(), key=lambda m: m.datetime))
