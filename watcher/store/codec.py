@@ -35,6 +35,7 @@ from typing import Any, cast
 
 from ..errors import StoreError
 from ..model import Fingerprint, MeasureResult, Verdict, utc
+from ..step import HistoryState, Reference
 
 FINGERPRINT_FORMAT = 1
 MAX_STORED_TERMS = 20_000
@@ -61,12 +62,14 @@ def reduce_fingerprint(
     baseline needs the word sequence); ``keep_shingles`` keeps the exact
     shingle set (exact containment).  Without them only sketches remain.
     """
+    dropped = ({"text", "tokens"} if not keep_text else set()) | ({"shingles"} if not keep_shingles else set())
     return dataclasses.replace(
         fp,
         text=fp.text if keep_text else None,
         tokens=(tuple(fp.tokens) if fp.tokens is not None else None) if keep_text else None,
         shingles=(frozenset(fp.shingles) if fp.shingles is not None else None) if keep_shingles else None,
         term_freqs=_cap_terms(fp.term_freqs, max_terms),
+        features=fp.features - dropped,  # what is dropped is recorded: measures needing it are n/a
     )
 
 
@@ -171,6 +174,13 @@ def decode_fingerprint(b: bytes) -> Fingerprint:
                 kwargs[name] = _unpack_shingles(value) if value is not None else None
             else:
                 kwargs[name] = _untag(value)
+        if "features" not in doc:  # a format-1 blob from before features were recorded: what it evidently holds
+            have = {"terms", "minhash"} if doc.get("kind") in ("html", "text", "pdf") else set()
+            have |= {"shingles"} if kwargs.get("shingles") is not None else set()
+            have |= {"tokens"} if kwargs.get("tokens") is not None else set()
+            have |= {"tf_simhash"} if kwargs.get("simhash_tf") else set()
+            have |= {"raw_simhash"} if kwargs.get("simhash_raw") else set()
+            kwargs["features"] = frozenset(have)
         return Fingerprint(**kwargs)
     except (zlib.error, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError, struct.error) as exc:
         raise StoreError(f"damaged fingerprint blob: {exc}", reason="store_codec") from exc
@@ -225,6 +235,8 @@ def _kind(f: dataclasses.Field[Any]) -> str:
         return "datetime"
     if "float" in t:
         return "float"
+    if t.startswith("tuple"):
+        return "tuple"
     return "plain"
 
 
@@ -263,6 +275,8 @@ def verdict_from_dict(d: Mapping[str, Any]) -> Verdict:
                 kwargs[name] = parse_iso(value) if value else None
             elif kind == "float":
                 kwargs[name] = _unscore(value)
+            elif kind == "tuple":
+                kwargs[name] = tuple(value or ())
             else:
                 kwargs[name] = value
         return Verdict(**kwargs)
@@ -283,3 +297,40 @@ def decode_verdict(text: str | bytes) -> Verdict:
     if not isinstance(doc, dict):
         raise StoreError("verdict JSON is not an object", reason="store_codec")
     return verdict_from_dict(doc)
+
+
+# -- history state ------------------------------------------------------------
+
+STATE_FORMAT = 2
+
+
+def encode_state(state: HistoryState) -> bytes:
+    """Versioned bytes of a history's state (its baseline references)."""
+    doc: dict[str, Any] = {}
+    for name in ("baseline", "pinned"):
+        ref = getattr(state, name)
+        if ref is not None:
+            doc[name] = {"t": iso_utc(ref.capture_time), "u": ref.uri_m,
+                         "fp": _b64(encode_fingerprint(ref.fingerprint, keep_text=True, keep_shingles=True,
+                                                       max_terms=0))}
+    body = json.dumps(doc, separators=(",", ":")).encode("utf-8")
+    return bytes([STATE_FORMAT]) + zlib.compress(body, 6)
+
+
+def decode_state(b: bytes, capture_time: datetime | None = None, uri_m: str | None = None) -> HistoryState:
+    """Inverse of :func:`encode_state`; a format-1 blob (a bare baseline
+    fingerprint, with its time and URI-M in other columns) is read as a state
+    holding that baseline."""
+    if b and b[0] == FINGERPRINT_FORMAT:
+        if capture_time is None:
+            raise StoreError("format-1 baseline without its capture time", reason="store_codec")
+        return HistoryState(Reference(utc(capture_time), uri_m, decode_fingerprint(b)))
+    if not b or b[0] != STATE_FORMAT:
+        raise StoreError(f"unknown state format {b[:1]!r}", reason="store_codec")
+    try:
+        doc = json.loads(zlib.decompress(b[1:]).decode("utf-8"))
+        refs = {name: Reference(parse_iso(r["t"]), r.get("u"), decode_fingerprint(_unb64(r["fp"])))
+                for name, r in doc.items() if name in ("baseline", "pinned")}
+    except (zlib.error, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        raise StoreError(f"damaged state blob: {exc}", reason="store_codec") from exc
+    return HistoryState(refs.get("baseline"), refs.get("pinned"))
