@@ -44,6 +44,7 @@ _DOI_META = ("citation_doi", "dc.identifier", "prism.doi", "dc.identifier.doi", 
 RAW_SIMHASH_MAX_CHARS = 65536
 STUB_MAX_WORDS = 20
 MINHASH_SEED = 1
+SHINGLE_SAMPLE = 64  # bottom-k sample of shingle hashes a baseline keeps
 
 
 def host_of(url: str) -> str:
@@ -259,7 +260,7 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
         if site_of(host_of(target)) != site_of(host_of(capture.url)):
             redirect = target  # off-site: the site handed its address to another
     pk = detect_page_kind(doc.title, doc.headings, text, len(tokens), capture.status) if cfg.page_kinds else None
-    features = {"terms", "minhash"}
+    features = {"terms", "minhash", "shingles", "sample"}
     if "raw_simhash" in needed:
         features.add("raw_simhash")
     if "tf_simhash" in needed:
@@ -289,7 +290,9 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
         page_kind_evidence=f"{pk.where}: {pk.evidence}" if pk else None,
         host=host_of(capture.url),
         redirect=redirect,
-        shingles=frozenset(int(h) for h in hashes) if tok.keep_shingles else None,
+        # The whole set while the capture is scored (and kept for re-scoring); a baseline keeps the sample.
+        shingles=frozenset(int(h) for h in hashes),
+        shingle_sample=hashes[:SHINGLE_SAMPLE].astype("<u8").tobytes(),
         tokens=tuple(tokens) if tok.keep_tokens else None,
         text=text if tok.keep_text else None,
         stemmed=tok.stemming,

@@ -119,7 +119,12 @@ class Fingerprint:
     # HTTP status of the capture (None when unknown, e.g. gold files): error
     # statuses and redirects are never baselines.
     http_status: int | None = None
-    # The features this fingerprint holds (see watcher/features.py).  A stored
+    # The 64 smallest shingle hashes (uint64, packed): a bottom-k sample that a
+    # baseline keeps instead of its whole shingle set, so that containment of
+    # the baseline in a capture stays exact in expectation even when the
+    # capture is many times larger (a MinHash estimate is not).
+    shingle_sample: bytes = b""
+    # The features this fingerprint holds (see watcher.measures: each measure declares what it needs).  A stored
     # baseline records what it kept, so a measure that needs a feature the
     # baseline lacks scores None (n/a), never a number computed from a blank.
     features: frozenset[str] = frozenset()

@@ -44,7 +44,7 @@ IDENTITY_COSINE = 0.10
 # A deep page's subject replaced: its title's own words (the part that is not
 # the site's name) changed AND the text shares little with the baseline.
 SUBJECT_TITLE = 0.50
-SUBJECT_COSINE = 0.30
+SUBJECT_COSINE = 0.90
 # On topic, how much of the baseline's text must remain for "minor" rather than
 # "drifted".
 DRIFT_CONTAINMENT = 0.80

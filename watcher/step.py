@@ -28,11 +28,33 @@ from .verdict import Decision, extraction_failed
 
 @dataclass(frozen=True, slots=True)
 class Reference:
-    """A capture serving as baseline: when, where, and its fingerprint."""
+    """A capture serving as baseline: when, where, and its fingerprint in
+    state form (:func:`state_form`)."""
 
     capture_time: datetime
     uri_m: str | None
     fingerprint: Fingerprint
+
+
+def state_form(fp: Fingerprint, keep_shingles: bool = False, keep_tokens: bool = False) -> Fingerprint:
+    """What a baseline keeps of a fingerprint: the same in batch and stream,
+    so that both score later captures against the same thing.  The whole
+    shingle set gives way to its bottom-k sample (kept), the word sequence and
+    the text are dropped unless configured; what is dropped leaves the
+    recorded features, so a measure that needs it is n/a."""
+    drop = set()
+    if not keep_shingles:
+        drop.add("shingles")
+    if not keep_tokens:
+        drop |= {"tokens", "text"}
+    return dataclasses.replace(
+        fp,
+        headings=(),  # read once, for the page kind
+        shingles=fp.shingles if keep_shingles else None,
+        tokens=fp.tokens if keep_tokens else None,
+        text=fp.text if keep_tokens else None,
+        features=fp.features - drop,
+    )
 
 
 @dataclass(frozen=True, slots=True)
