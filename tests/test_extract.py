@@ -49,7 +49,8 @@ def test_bom_wins_and_bad_bytes_never_raise() -> None:
 
 def test_nul_and_control_characters_removed() -> None:
     data = b"<ht\x00ml><bo\x00dy><p>Hu\x00man rig\x01hts\x0b report</p></body></html>"
-    fp = fingerprint(Capture(url="http://x.org/", timestamp=datetime(2020, 1, 1), content=data), EngineConfig(tokens=TokenConfig(keep_text=True)))
+    cfg = EngineConfig(tokens=TokenConfig(keep_text=True))
+    fp = fingerprint(Capture(url="http://x.org/", timestamp=datetime(2020, 1, 1), content=data), cfg)
     assert fp.text is not None and "Human rights report" in fp.text
 
 

@@ -177,10 +177,9 @@ def test_empty_fingerprint_round_trip() -> None:
 
 
 def test_older_blob_without_new_fields_decodes_with_defaults() -> None:
-    import zlib
-
     import base64
     import struct
+    import zlib
 
     blob = encode_fingerprint(make_fp(), keep_text=False, keep_shingles=False)
     (n,) = struct.unpack_from("<I", blob, 1)
