@@ -43,6 +43,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         engine["extract"] = {"main_content": args.main_content}
     if getattr(args, "stemming", False):
         engine["tokens"] = {"stemming": True}
+    if getattr(args, "profile", None):
+        engine["profile"] = args.profile
     out: dict[str, Any] = {"engine": engine} if engine else {}
     scan: dict[str, Any] = {}
     if getattr(args, "workers", None) is not None:
@@ -121,6 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--main-content", dest="main_content", action=argparse.BooleanOptionalAction, default=None,
                         help="remove boilerplate (navigation, headers, footers) before measuring")
         sp.add_argument("--stemming", action="store_true", help="stem terms (Snowball, by detected language)")
+        sp.add_argument("--profile", choices=["collection", "text", "doi"],
+                        help="the question a verdict answers: collection (still on the curator's topic?, the "
+                             "default), text (is the text still there?), doi (is the scholarly record still there?)")
 
     s = sub.add_parser("scan", help="score WARC/ARC files, CDX(J) indexes, TimeMaps or a gold directory")
     s.add_argument("inputs", nargs="+")

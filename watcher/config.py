@@ -169,7 +169,6 @@ class KafkaConfig(_Frozen):
     shutdown_timeout_s: float = 20.0
     score_threads: int = 1  # threads running engine/store calls; the engine is not thread-safe, so 1
     store_retry_s: float = 300.0  # a store outage is retried this long (the partition waits), then dead-lettered
-    alert_ledger_path: str | None = None  # default: next to the SQLite store ("<store.path>.alerts")
 
 
 class LiveFetchConfig(_Frozen):

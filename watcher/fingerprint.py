@@ -44,7 +44,7 @@ _DOI_META = ("citation_doi", "dc.identifier", "prism.doi", "dc.identifier.doi", 
 RAW_SIMHASH_MAX_CHARS = 65536
 STUB_MAX_WORDS = 20
 MINHASH_SEED = 1
-SHINGLE_SAMPLE = 64  # bottom-k sample of shingle hashes a baseline keeps
+SHINGLE_SAMPLE = 48  # bottom-k sample of shingle hashes a baseline keeps (keeps the state under 2 kB)
 
 
 def host_of(url: str) -> str:

@@ -50,6 +50,7 @@ def state_form(fp: Fingerprint, keep_shingles: bool = False, keep_tokens: bool =
     return dataclasses.replace(
         fp,
         headings=(),  # read once, for the page kind
+        citation={},  # the DOI profile keeps the record it needs in its own field
         shingles=fp.shingles if keep_shingles else None,
         tokens=fp.tokens if keep_tokens else None,
         text=fp.text if keep_tokens else None,
