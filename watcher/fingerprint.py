@@ -25,6 +25,7 @@ from datasketch import MinHash
 from . import lang
 from .config import EngineConfig
 from .extract.decode import decode
+from .extract.encoding import decode_body
 from .extract.html import DOI_RE, HtmlDoc, normalise_ws, read_html
 from .model import Capture, ContentKind, Fingerprint, payload_digest
 from .pagekinds import detect_page_kind
@@ -200,7 +201,16 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
         return empty_fingerprint(digest, 0, capture.error or "no content")
     byte_count = len(content)
     truncated = False
-    if byte_count > cfg.extract.max_bytes:
+    # Bodies stored as sent with Content-Encoding (or coded twice) are
+    # undone here, once, for every input path; the digest stays the payload's.
+    body = decode_body(content, capture.headers, content_type=capture.content_type,
+                       max_bytes=cfg.extract.max_bytes, max_ratio=cfg.extract.max_decompress_ratio)
+    if body.note is not None and body.note != "truncated":
+        # A bomb, or a coded body that breaks off: never a verdict on a part of a page.
+        error = f"{EXTRACT_FAILED}: {body.note} ({body.detail})"
+        return replace(empty_fingerprint(digest, byte_count, error), kind="binary")
+    content, truncated = body.content, body.note == "truncated"
+    if len(content) > cfg.extract.max_bytes:
         content = content[: cfg.extract.max_bytes]
         truncated = True
     kind = sniff_kind(content, capture.content_type)
