@@ -145,6 +145,8 @@ class Engine:
         for i, (cap, fp) in enumerate(zip(caps, fps, strict=True)):
             if base_idx is None:
                 d = Decision("empty", "empty", "no capture with content to use as baseline", 0.0)
+                if extraction_failed(fp):
+                    d = Decision("error", "error", fp.error or "unreadable", 0.0)
                 verdicts.append(self.make_verdict(history, cap, fp, None, {}, d))
                 continue
             base_cap, base_fp = caps[base_idx], fps[base_idx]

@@ -156,6 +156,7 @@ def raw_simhash(raw: str) -> int:
 
 
 EXTRACT_FAILED = "extract_failed"
+UNREADABLE = "unreadable"
 
 
 def _pdf_text(content: bytes, max_pages: int) -> tuple[str, str, str | None]:
@@ -198,7 +199,11 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
     content = capture.content or b""
     digest = capture.effective_digest or payload_digest(content)
     if capture.content is None:
-        return empty_fingerprint(digest, 0, capture.error or "no content")
+        if capture.error:
+            # The input named a capture that could not be read (missing WARC,
+            # cut record, failed fetch): an error, never an empty page.
+            return empty_fingerprint(digest, 0, f"{UNREADABLE}: {capture.error}")
+        return empty_fingerprint(digest, 0, "no content")
     byte_count = len(content)
     truncated = False
     # Bodies stored as sent with Content-Encoding (or coded twice) are

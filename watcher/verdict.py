@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from . import measures as ms
 from .config import EngineConfig
-from .fingerprint import EXTRACT_FAILED, host_of, site_of
+from .fingerprint import EXTRACT_FAILED, UNREADABLE, host_of, site_of
 from .model import ChangeClass, Fingerprint, MeasureResult, TopicStatus
 
 # When a capture is on topic, how much of the baseline's text must remain for
@@ -33,7 +33,8 @@ class Decision:
 
 
 def extraction_failed(fp: Fingerprint) -> bool:
-    return bool(fp.error and fp.error.startswith(EXTRACT_FAILED))
+    """The capture could not be read or extracted: an error, not a page."""
+    return bool(fp.error and fp.error.startswith((EXTRACT_FAILED, UNREADABLE)))
 
 
 def _scored(results: Mapping[str, MeasureResult], name: str) -> float | None:
@@ -113,10 +114,10 @@ def identity_lost(base: Fingerprint, cur: Fingerprint, ctx: ms.Context,
 def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResult], cfg: EngineConfig,
            ctx: ms.Context | None = None) -> Decision:
     """Overall status, change class and reason of one compared capture."""
-    if cur.is_empty:
-        return Decision("empty", "empty", f"no content ({cur.error or 'empty'})", 0.0)
     if extraction_failed(cur):
         return Decision("error", "error", cur.error or "extraction failed", 0.0)
+    if cur.is_empty:
+        return Decision("empty", "empty", f"no content ({cur.error or 'empty'})", 0.0)
     if cur.digest == base.digest:
         return Decision("on-topic", "unchanged", "same digest as the baseline", 0.0)
     reasons: list[str] = []
