@@ -120,6 +120,9 @@ class ScanConfig(_Frozen):
     # Pages of a paged TimeMap (or TimeMaps of a TimeMap index) read per input, the first included.
     timemap_max_pages: int = Field(default=100, ge=1)
     follow_redirects: int = 5
+    # Accept inputs or captures that could not be read (missing WARC behind a CDX, a memento that
+    # could not be fetched, a cut record): they are still reported as errors, but the exit code is 0.
+    allow_missing: bool = False
 
 
 class KafkaConfig(_Frozen):

@@ -146,7 +146,7 @@ class Acquirer:
         capture is the only archived copy.  Live fetching is for events
         without a WARC reference and for watch events (the DOI scheduler's).
         """
-        order = list(self.acfg.order)
+        order: list[str] = list(self.acfg.order)
         if not _names_warc(event) or event.watch is not None:
             return order, False
         order = [s for s in order if s != "live"]
