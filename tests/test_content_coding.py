@@ -227,3 +227,35 @@ def test_stream_event_with_inline_gzipped_content(tmp_path: Path) -> None:
     assert verdicts[0].change == "baseline"
     assert all(v.status == "on-topic" and v.word_count == verdicts[0].word_count for v in verdicts)
     store.close()
+
+
+async def test_stream_event_referencing_a_warc_record_with_a_gzipped_body(tmp_path: Path) -> None:
+    """The streaming path end to end on real files: Acquirer reads the record
+    by offset, the Watcher scores it against the SQLite store."""
+    from watcher.acquire import Acquirer
+    from watcher.config import AcquireConfig
+    from watcher.events import CaptureEvent
+
+    warc = _warc_with_gzip_bodies(tmp_path / "CRAWL-20200101.warc.gz")
+    offsets: list[int] = []
+    with warc.open("rb") as fh:
+        from warcio.archiveiterator import ArchiveIterator
+
+        it = ArchiveIterator(fh)
+        for rec in it:
+            if rec.rec_type == "response":
+                offsets.append(it.get_record_offset())
+    assert len(offsets) == 5
+    cfg = Config(acquire=AcquireConfig(warc_dirs=(str(tmp_path),), order=("warc",)))
+    store = open_store(StoreConfig(backend="sqlite", path=str(tmp_path / "w.db")))
+    w = Watcher(Engine(cfg.engine), store)
+    verdicts = []
+    async with Acquirer(cfg) as acq:
+        for i, off in enumerate(offsets):
+            ev = CaptureEvent(url="http://example.org/a", timestamp=datetime(2020, i + 1, 1, tzinfo=UTC),
+                              warc_filename=warc.name, warc_offset=off, crawler="heritrix")
+            verdicts.append(w.process(await acq.get(ev)))
+    store.close()
+    assert verdicts[0].change == "baseline"
+    assert [v.status for v in verdicts] == ["on-topic"] * 5
+    assert all(v.word_count == verdicts[0].word_count for v in verdicts)
