@@ -108,6 +108,9 @@ def test_sniffing_and_bodies_that_only_look_coded() -> None:
     for header in ("gzip", "br", "deflate", "zstd"):
         d = decode_body(HTML, {"content-encoding": header})
         assert d.content == HTML and d.codings == ()
+    prose = b"Plain words, no markup at all: the river rose and the court met again. " * 50
+    for header in ("deflate", "br", "gzip, deflate"):
+        assert decode_body(prose, {"Content-Encoding": header}).content == prose
     png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
     assert decode_body(png, content_type="image/png").content == png
 
@@ -259,3 +262,20 @@ async def test_stream_event_referencing_a_warc_record_with_a_gzipped_body(tmp_pa
     assert verdicts[0].change == "baseline"
     assert [v.status for v in verdicts] == ["on-topic"] * 5
     assert all(v.word_count == verdicts[0].word_count for v in verdicts)
+
+
+@pytest.mark.shared
+def test_shared_gold_pages_plain_stay_plain_and_coded_come_back(gold_dir: Path) -> None:
+    """On 2,302 real archived pages: no plain page is mistaken for a coded
+    one, and each page gzipped or brotli-coded (with and without the header)
+    decodes to itself.  Small brotli outputs can look like text (uncompressed
+    meta-blocks): the case that needs the strict text-looking trial."""
+    pages = [p.read_bytes() for p in sorted((gold_dir / "html").glob("*/*.html"))]
+    assert len(pages) > 2000
+    for body in pages:
+        assert decode_body(body, {}, content_type="text/html").codings == ()
+        if not body:
+            continue
+        br = brotli.compress(body, quality=4)
+        for coded, headers in ((gzip.compress(body, 6), {}), (br, {"Content-Encoding": "br"}), (br, {})):
+            assert decode_body(coded, headers).content == body

@@ -265,31 +265,55 @@ def _probe(coding: str, data: bytes) -> bool:
     return bool(head) and looks_text(bytes(head))
 
 
-def _next_coding(data: bytes, declared: list[str]) -> list[str]:
-    """Codings worth trying on ``data``, best first."""
-    wanted: list[str] = []
-    if declared:
-        top = declared.pop()
-        wanted.append(top)
-        if top == "deflate":
-            wanted.append("raw-deflate")
+def _next_coding(data: bytes, declared: list[str]) -> tuple[list[str], bool]:
+    """Codings worth trying on ``data``, best first, and whether only a clean
+    decode counts (``strict``).
+
+    The magic bytes win.  A declared coding without magic (brotli, raw
+    deflate, or a header naming a coding the bytes do not show) on bytes
+    that look like text is tried strictly: usually a reader already undid it,
+    and a trial decode of text can yield a few bytes before failing; but
+    brotli output can look like text too (uncompressed meta-blocks).
+    """
+    top = declared.pop() if declared else None
     sniffed = sniff_coding(data)
-    if sniffed and sniffed not in wanted:
-        wanted.append(sniffed)
-    return wanted
+    if sniffed:
+        return [sniffed] + ([top] if top and top != sniffed else []), False
+    if top is None:
+        return [], False
+    return ([top, "raw-deflate"] if top == "deflate" else [top]), looks_text(data)
 
 
-def _blind(data: bytes, content_type: str | None) -> str | None:
-    """Brotli or raw deflate for bytes without magic that are not text."""
-    if looks_text(data) or data.startswith(_BINARY_MAGIC):
-        return None
+def _blind(data: bytes, content_type: str | None) -> tuple[str | None, bool]:
+    """Brotli or raw deflate for bytes without magic: (coding, strict).
+
+    Bytes that are not text are probed with a small bounded decode that must
+    yield text.  Bytes that look like text are tried as brotli only, strictly
+    (a whole clean decode into text): brotli output of small pages can be
+    nearly the page itself, and a brotli decoder refuses text at once.
+    """
+    if data.startswith(_BINARY_MAGIC):
+        return None, False
     ct = (content_type or "").split(";")[0].strip().lower()
     if ct.startswith(("image/", "video/", "audio/", "font/")) or ct in ("application/pdf", "application/zip"):
-        return None
+        return None, False
+    if looks_text(data):
+        return "br", True
     for coding in ("br", "raw-deflate"):
         if _probe(coding, data):
-            return coding
-    return None
+            return coding, False
+    return None, False
+
+
+def _attempt(coding: str, data: bytes, max_bytes: int, max_ratio: float, strict: bool) -> Decoded | None:
+    """One layer decoded, or None when ``data`` is not in ``coding``."""
+    try:
+        result = _run(coding, data, max_bytes, max_ratio)
+    except ContentCodingError:
+        return None
+    if strict and (result.note not in (None, "truncated") or not looks_text(result.content)):
+        return None
+    return result
 
 
 def decode_body(
@@ -304,23 +328,17 @@ def decode_body(
         if not current:
             break
         result: Decoded | None = None
-        for coding in _next_coding(current, declared):
-            if coding == "br" and looks_text(current):
-                continue  # already decoded by the reader that kept the header
-            try:
-                result = _run(coding, current, max_bytes, max_ratio)
+        candidates, strict = _next_coding(current, declared)
+        for coding in candidates:
+            result = _attempt(coding, current, max_bytes, max_ratio, strict)
+            if result is not None:
                 break
-            except ContentCodingError:
-                continue
         if result is None:
             if declared:
                 continue  # a declared coding already undone upstream: look at the next one
-            blind = _blind(current, content_type)
-            if blind is None:
-                break
-            try:
-                result = _run(blind, current, max_bytes, max_ratio)
-            except ContentCodingError:
+            blind, strict = _blind(current, content_type)
+            result = _attempt(blind, current, max_bytes, max_ratio, strict) if blind else None
+            if result is None:
                 break
         codings.extend(result.codings)
         if result.note is not None:
