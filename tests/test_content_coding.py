@@ -279,3 +279,20 @@ def test_shared_gold_pages_plain_stay_plain_and_coded_come_back(gold_dir: Path) 
         br = brotli.compress(body, quality=4)
         for coded, headers in ((gzip.compress(body, 6), {}), (br, {"Content-Encoding": "br"}), (br, {})):
             assert decode_body(coded, headers).content == body
+
+
+def test_streaming_dead_letter_reasons_name_the_failure(tmp_path: Path) -> None:
+    """The Watcher raises (the consumer dead-letters) with a reason that says what happened."""
+    from watcher.errors import ExtractError
+
+    store = open_store(StoreConfig(backend="sqlite", path=str(tmp_path / "w.db")))
+    w = Watcher(Engine(EngineConfig()), store)
+    t = datetime(2024, 5, 1, tzinfo=UTC)
+    w.process(Capture(url="https://example.org/", timestamp=t, content=HTML, content_type="text/html"))
+    cut = gzip.compress(page(3, 30000))
+    for i, (body, reason) in enumerate(((gzip_bomb(1), "bomb"), (cut[: len(cut) // 2], "truncated")), 1):
+        with pytest.raises(ExtractError) as err:
+            w.process(Capture(url="https://example.org/", timestamp=t.replace(day=1 + i), content=body,
+                              content_type="text/html"))
+        assert err.value.reason == reason
+    store.close()

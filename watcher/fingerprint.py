@@ -157,6 +157,16 @@ def raw_simhash(raw: str) -> int:
 
 EXTRACT_FAILED = "extract_failed"
 UNREADABLE = "unreadable"
+# Reason slugs (dead letters, metrics) for the failures fingerprint() reports.
+_FAILURE_SLUGS = (("bomb", "bomb"), ("incomplete", "truncated"), ("corrupt", "corrupt_encoding"),
+                  ("PDF streams inflate", "too_large"))
+
+
+def failure_reason(error: str | None) -> str:
+    """The reason slug of a fingerprint's extraction error (``extract`` when
+    nothing more precise is known)."""
+    rest = (error or "").partition(":")[2].strip()
+    return next((slug for key, slug in _FAILURE_SLUGS if rest.startswith(key)), "extract")
 
 
 def _pdf_text(content: bytes, max_pages: int, max_bytes: int = 20_000_000) -> tuple[str, str, str | None]:

@@ -17,6 +17,7 @@ import threading
 from .canonical import url_key
 from .engine import Engine, has_content, idf_table, is_valid_baseline
 from .errors import ExtractError
+from .fingerprint import failure_reason
 from .model import Capture, Fingerprint, Verdict, utc, verdict_id
 from .store.base import BaselineStore, StoredBaseline
 from .verdict import Decision, extraction_failed
@@ -79,7 +80,7 @@ class Watcher:
         fp = eng.fingerprint(cap)
         if extraction_failed(fp):
             # A bad event for the streaming policy: dead-lettered with the reason.
-            raise ExtractError(f"{cap.url}: {fp.error}", reason="extract")
+            raise ExtractError(f"{cap.url}: {fp.error}", reason=failure_reason(fp.error))
         terms = list(fp.term_freqs)
         if base is None:
             verdict, new_base = self._first(history, cap, fp)
