@@ -25,7 +25,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from tests.fixtures.webserver import serve
-from tests.test_content_coding import page
+from tests.test_content_coding import gzip_bomb, page
 from watcher.acquire import Acquirer
 from watcher.cli import EXIT_UNREADABLE, main
 from watcher.config import AcquireConfig, Config, LiveFetchConfig
@@ -272,7 +272,7 @@ def test_scan_of_whole_inputs_still_exits_0(tmp_path: Path) -> None:
 async def test_timemap_unfetched_memento_is_an_error_and_gzip_mementos_are_read(tmp_path: Path) -> None:
     """A TimeMap served by a local archive: a plain memento, one sent with
     Content-Encoding: gzip, one stored gzipped and served without the header,
-    and one the archive cannot serve (404)."""
+    one the archive cannot serve (404) and a gzip bomb."""
     orig = "http://example.site/"
     body = page(7, 3000)
 
@@ -285,9 +285,12 @@ async def test_timemap_unfetched_memento_is_an_error_and_gzip_mementos_are_read(
                                 headers={"Content-Encoding": "gzip"})
         if stamp == "20200301000000":
             return web.Response(body=gzip.compress(body), content_type="text/html")
+        if stamp == "20200501000000":  # 1 GiB of zeros: the fetcher must not inflate it
+            return web.Response(body=bomb, content_type="text/html", headers={"Content-Encoding": "gzip"})
         return web.Response(status=404, text="not in archive")
 
-    stamps = ["20200101000000", "20200201000000", "20200301000000", "20200401000000"]
+    bomb = gzip_bomb(1)
+    stamps = ["20200101000000", "20200201000000", "20200301000000", "20200401000000", "20200501000000"]
 
     async def timemap(request: web.Request) -> web.Response:
         base = f"{request.scheme}://{request.host}"
@@ -306,7 +309,9 @@ async def test_timemap_unfetched_memento_is_an_error_and_gzip_mementos_are_read(
                                               "-o", str(out), "--no-progress", "-j", "1"])
     assert code == 3
     recs = sorted(_jsonl(out), key=lambda r: r["uri_m"])
-    assert [r["overall topic status"] for r in recs] == ["on-topic", "on-topic", "on-topic", "error"], recs
+    statuses = [r["overall topic status"] for r in recs]
+    assert statuses == ["on-topic", "on-topic", "on-topic", "error", "error"], recs
     assert recs[1]["driftline"]["change"] == "unchanged"  # decoded by the fetcher: the same payload
     assert recs[2]["driftline"]["change"] in ("unchanged", "minor")  # decoded by the fingerprint
     assert "http_404" in recs[3]["driftline"]["reason"]
+    assert "bomb" in recs[4]["driftline"]["reason"]
