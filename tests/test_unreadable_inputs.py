@@ -315,3 +315,32 @@ async def test_timemap_unfetched_memento_is_an_error_and_gzip_mementos_are_read(
     assert recs[2]["driftline"]["change"] in ("unchanged", "minor")  # decoded by the fingerprint
     assert "http_404" in recs[3]["driftline"]["reason"]
     assert "bomb" in recs[4]["driftline"]["reason"]
+
+
+async def test_bytes_after_the_payload_are_not_a_cut_record(tmp_path: Path) -> None:
+    """A chunked body with bytes after its last chunk, or bytes after a gzip
+    stream, leaves part of the block unread by the payload reader: that is
+    not a truncated record (in batch or streaming)."""
+    body = page(5, 2000)
+    wire = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    path = tmp_path / "TRAIL-1.warc.gz"
+    recs: list[Rec] = []
+    with path.open("wb") as fh:
+        w = WARCWriter(fh, gzip=True)
+        for i, (payload, extra) in enumerate((
+                (wire + b"\r\n", [("Transfer-Encoding", "chunked")]),
+                (gzip.compress(body) + b"trailing", [("Content-Encoding", "gzip")]))):
+            start = fh.tell()
+            url = f"http://example.org/{i}"
+            w.write_record(w.create_warc_record(
+                url, "response", payload=io.BytesIO(payload),
+                warc_headers_dict={"WARC-Date": f"2020-0{i + 1}-01T00:00:00Z"},
+                http_headers=StatusAndHeaders("200 OK", [("Content-Type", "text/html"), *extra],
+                                              protocol="HTTP/1.1")))
+            recs.append(Rec(url, start, fh.tell() - start))
+    caps = [c for _, cs in iter_histories([str(path)], Config()) for c in cs]
+    assert [(c.error, c.content) for c in caps] == [(None, body), (None, body)]
+    async with Acquirer(acq_cfg(tmp_path, order=("warc",))) as acq:
+        for rec in recs:
+            cap = await acq.get(warc_event(path, rec, with_length=False))
+            assert cap.content == body

@@ -20,6 +20,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
 from ..errors import AcquireError, TooLargeError
+from ..sources.warc import bytes_missing
 
 _HEADER_LIMIT = 256 * 1024
 _CONTENT_LENGTH = re.compile(rb"^content-length:\s*(\d+)\s*$", re.IGNORECASE | re.MULTILINE)
@@ -182,7 +183,7 @@ def parse_record(data: bytes, max_bytes: int) -> WarcPayload:
         else:
             content_type = record.rec_headers.get_header("Content-Type")
         payload = record.content_stream().read(max_bytes + 1)
-        missing = getattr(record.raw_stream, "limit", 0) or 0
+        missing = bytes_missing(record.raw_stream) if len(payload) <= max_bytes else 0
     except ArchiveLoadFailed as exc:
         raise AcquireError(f"unreadable WARC record: {exc}", reason="warc_unreadable") from None
     except (OSError, EOFError, ValueError, zlib.error) as exc:

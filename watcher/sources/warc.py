@@ -96,8 +96,8 @@ def _read_record(rec: Any, max_bytes: int) -> Loaded:
     except Exception as exc:  # bad chunking / content-encoding: keep the raw bytes
         log.debug("content decoding failed (%s); using raw payload", exc)
         content = rec.raw_stream.read(max_bytes)
-    missing = getattr(rec.raw_stream, "limit", 0) or 0
-    if missing > 0 and len(content) < max_bytes:
+    missing = bytes_missing(rec.raw_stream) if len(content) < max_bytes else 0
+    if missing > 0:
         # The record ends before its Content-Length (a cut file or gzip
         # member): half a page reads like an off-topic page, so no verdict.
         log.warning("record of %s is truncated: %d bytes missing",
@@ -107,6 +107,21 @@ def _read_record(rec: Any, max_bytes: int) -> Loaded:
         log.warning("payload of %s cut at %d bytes (extract.max_bytes)",
                     rec.rec_headers.get_header("WARC-Target-URI"), max_bytes)
     return Loaded(content=content, status=status, headers=headers, content_type=content_type)
+
+
+def bytes_missing(raw_stream: Any) -> int:
+    """Bytes of the record block that the file does not hold (0: complete).
+
+    The payload reader may stop before the block ends (a chunked body's
+    trailer, bytes after a gzip stream), so the rest is read and dropped;
+    what the block's length still promises after that is missing.
+    """
+    try:
+        while raw_stream.read(1 << 16):
+            pass
+    except (OSError, EOFError, ValueError):
+        pass
+    return int(getattr(raw_stream, "limit", 0) or 0)
 
 
 class RecordLoader:
