@@ -8,7 +8,6 @@ because an empty capture is a result, not a crash.
 
 from __future__ import annotations
 
-import io
 import logging
 import re
 from collections import Counter
@@ -27,6 +26,7 @@ from .config import EngineConfig
 from .extract.decode import decode
 from .extract.encoding import decode_body
 from .extract.html import DOI_RE, HtmlDoc, normalise_ws, read_html
+from .extract.pdf import pdf_text
 from .model import Capture, ContentKind, Fingerprint, payload_digest
 from .pagekinds import detect_page_kind
 
@@ -169,60 +169,6 @@ def failure_reason(error: str | None) -> str:
     return next((slug for key, slug in _FAILURE_SLUGS if rest.startswith(key)), "extract")
 
 
-def _pdf_text(content: bytes, max_pages: int, max_bytes: int = 20_000_000) -> tuple[str, str, str | None]:
-    """(text, title, error): a PDF that cannot be read is an extraction failure,
-    not an empty document.
-
-    PDF streams are compressed (Flate, LZW...) like content-coded bodies: a
-    small file can hold gigabytes.  Every stream is decoded under ``max_bytes``
-    (pypdf's own limits, lowered from its 75 MB), and the text stops growing
-    at ``max_bytes`` characters; a page over a limit is skipped and the
-    result noted ``truncated``.  When nothing but over-limit pages is left,
-    the PDF is an extraction failure, never an empty baseline.
-    """
-    from pypdf import PdfReader, apply_configuration
-    from pypdf.errors import LimitReachedError, PdfReadError, PyPdfError
-
-    limits = {name: max_bytes for name in (
-        "zlib_maximum_output_length", "lzw_maximum_output_length", "run_length_maximum_output_length",
-        "brotli_maximum_output_length", "array_based_stream_maximum_output_length", "jbig2_maximum_output_length",
-        "maximum_declared_stream_length", "stream_decoding_work_maximum_length", "image_maximum_buffer_size")}
-    try:
-        with apply_configuration(None, **limits):
-            reader = PdfReader(io.BytesIO(content), strict=False)
-            title = ""
-            try:
-                meta = reader.metadata
-                title = str(meta.title) if meta is not None and meta.title else ""
-            except (PyPdfError, ValueError, TypeError, KeyError):
-                title = ""
-            parts: list[str] = []
-            size = 0
-            over = 0
-            for page in reader.pages[:max_pages]:
-                try:
-                    text = page.extract_text() or ""
-                except LimitReachedError as exc:
-                    over += 1
-                    log.info("PDF page over the decoding cap (extract.max_bytes): %s", exc)
-                    continue
-                except (PdfReadError, ValueError, TypeError, KeyError, AttributeError, IndexError):
-                    continue
-                parts.append(text[: max(0, max_bytes - size)])
-                size += len(text)
-                if size >= max_bytes:
-                    over += 1
-                    break
-        text = normalise_ws("\n".join(parts))
-        if over and not text:
-            return "", title, f"{EXTRACT_FAILED}: PDF streams inflate past {max_bytes} bytes (truncated)"
-        return text, title, "truncated" if over else None
-    except (PyPdfError, ValueError, TypeError, KeyError, OSError, AttributeError, IndexError,
-            RecursionError, ZeroDivisionError, MemoryError) as exc:
-        log.debug("pypdf could not read a PDF: %s", exc)
-        return "", "", f"{EXTRACT_FAILED}: unreadable PDF ({type(exc).__name__}: {str(exc)[:120]})"
-
-
 def empty_fingerprint(digest: str, byte_count: int, error: str | None = None) -> Fingerprint:
     return Fingerprint(
         kind="empty", digest=digest, byte_count=byte_count, word_count=0, language=None, title="",
@@ -261,12 +207,12 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
     raw = ""
     doc = HtmlDoc()
     if kind == "pdf":
-        text, title, pdf_error = _pdf_text(content, cfg.extract.pdf_max_pages, cfg.extract.max_bytes)
-        if pdf_error == "truncated":
-            truncated = True
-        elif pdf_error:
-            return replace(empty_fingerprint(digest, byte_count, pdf_error), kind="pdf")
-        doc.text, doc.title = text, title
+        pdf = pdf_text(content, cfg.extract.pdf_max_pages, cfg.extract.max_bytes)
+        if pdf.failure:
+            return replace(empty_fingerprint(digest, byte_count, f"{EXTRACT_FAILED}: {pdf.failure}"), kind="pdf")
+        truncated = truncated or pdf.truncated
+        text = pdf.text
+        doc.text, doc.title = text, pdf.title
         doc.dois = {d.rstrip(".,;)]").lower() for d in DOI_RE.findall(text[:200_000])}
     elif kind in ("html", "text"):
         raw, _enc = decode(content, capture.content_type, cfg.extract.fallback_encoding)
