@@ -214,6 +214,7 @@ def test_warc_records_with_gzipped_bodies(tmp_path: Path) -> None:
     res = Engine(cfg.engine).scan_history("org,example)/a", caps)
     assert [v.status for v in res.verdicts] == ["on-topic"] * 5
     assert all(v.word_count == res.verdicts[0].word_count for v in res.verdicts)
+    assert all(v.byte_count == len(HTML) for v in res.verdicts)  # the page's bytes, not the coded ones
     assert all(v.change in ("baseline", "unchanged", "minor") for v in res.verdicts), res.verdicts
 
 

@@ -198,6 +198,8 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
         error = f"{EXTRACT_FAILED}: {body.note} ({body.detail})"
         return replace(empty_fingerprint(digest, byte_count, error), kind="binary")
     content, truncated = body.content, body.note == "truncated"
+    if body.codings:
+        byte_count = len(content)  # the page's bytes, comparable with an uncoded capture's
     if len(content) > cfg.extract.max_bytes:
         content = content[: cfg.extract.max_bytes]
         truncated = True
