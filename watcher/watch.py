@@ -24,6 +24,7 @@ import threading
 from .canonical import url_key
 from .engine import Engine
 from .errors import ExtractError
+from .fingerprint import failure_reason
 from .model import Capture, Fingerprint, Verdict, utc, verdict_id
 from .step import HistoryState, same_verdict
 from .store.base import BaselineStore
@@ -107,7 +108,7 @@ class Watcher:
         fp = self.engine.fingerprint(cap)
         if extraction_failed(fp):
             # A bad event for the streaming policy: dead-lettered with the reason.
-            raise ExtractError(f"{cap.url}: {fp.error}", reason="extract")
+            raise ExtractError(f"{cap.url}: {fp.error}", reason=failure_reason(fp.error))
         return fp
 
     def _seed_url(self, history: str, cap: Capture) -> str:
