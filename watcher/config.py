@@ -45,7 +45,7 @@ class CanonicalConfig(_Frozen):
 
 
 class ExtractConfig(_Frozen):
-    max_bytes: int = 20_000_000
+    max_bytes: int = 8_000_000
     max_decompress_ratio: float = Field(default=200.0, gt=1.0)
     main_content: bool = False
     remove_banners: bool = True
