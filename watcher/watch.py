@@ -123,7 +123,12 @@ class Watcher:
         """Re-score the kept captures later than ``cap`` against the state it produced; return the
         changed verdicts (new versions), the state after them, and the change each had before."""
         t = utc(cap.timestamp)
-        later = [(v, fp) for v, fp in self.store.logged(history) if v.capture_time > t]
+        logged = self.store.logged(history)
+        # A capture scored without a fetch (same payload as the baseline) was logged with the baseline's
+        # compact form; against another baseline it needs its whole fingerprint: the one logged when
+        # that payload was first fetched.
+        whole = {fp.digest: fp for _, fp in logged if "shingles" in fp.features}
+        later = [(v, _whole(fp, whole)) for v, fp in logged if v.capture_time > t]
         was: dict[str, str] = {v.verdict_id: str(v.change) for v, _ in later}
         out: list[Verdict] = []
         for old, fp in later:
@@ -140,6 +145,11 @@ class Watcher:
             log.warning("%s: late capture %s changed the baseline; %d later verdicts are outside the re-scoring "
                         "window and keep their old baseline", history, t.isoformat(), len(missing))
         return tuple(out), state, was
+
+
+def _whole(fp: Fingerprint, whole: dict[str, Fingerprint]) -> Fingerprint:
+    full = whole.get(fp.digest) if "shingles" not in fp.features else None
+    return fp if full is None else dataclasses.replace(full, http_status=fp.http_status)
 
 
 def _moved_back(before: HistoryState, after: HistoryState) -> bool:
