@@ -167,7 +167,7 @@ def detect_json_format(obj: Mapping[str, Any]) -> str:
 def detect_format(value: bytes | str | None) -> str:
     """The concrete format of one message (never ``auto``)."""
     text = _text(value)
-    if text.startswith("{"):
+    if text.startswith(("{", "[")):
         return detect_json_format(_json_object(text))
     return "crawl-log"
 
@@ -185,7 +185,7 @@ def parse_event(value: bytes | str | None, fmt: str = "auto") -> CaptureEvent:
     text = _text(value)
     feed = FEEDS.get(fmt)
     if feed is None:  # auto
-        feed = FEEDS["crawl-log"] if not text.startswith("{") else None
+        feed = None if text.startswith(("{", "[")) else FEEDS["crawl-log"]
     if feed is not None and feed.line_parser is not None:
         if "\n" in text:
             raise EventError("message holds several lines; expected one crawl.log line", reason="unparseable")
