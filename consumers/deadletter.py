@@ -25,7 +25,7 @@ from .messages import (
     dead_letter_message,
     minimal_dead_letter,
 )
-from .publisher import Publisher, PublishError
+from .publisher import Publisher
 
 log = logging.getLogger(__name__)
 
@@ -103,14 +103,14 @@ class DeadLetters:
                                        offset=offset, error_class=error_class, note=f"full letter failed: {exc!r}")
         try:
             await self.publisher.send_all([(self.kafka.dead_letter_topic, dl_key, body, None)])
-        except PublishError as exc:
+        except Exception as exc:  # PublishError, or anything else: the minimal letter is the fallback
             log.warning("dead letter for %s[%d]@%d refused (%s); sending a minimal one", topic, partition, offset,
                         exc, extra=where)
             body = minimal_dead_letter(reason=reason, message=message, topic=topic, partition=partition,
                                        offset=offset, error_class=error_class, note=f"full letter refused: {exc}")
             try:
                 await self.publisher.send_all([(self.kafka.dead_letter_topic, None, body, None)])
-            except PublishError as again:
+            except Exception as again:
                 self.lost += 1
                 self.metrics.dead_letter.labels(reason="dead_letter_refused").inc()
                 log.error("dead letter for %s[%d]@%d refused by the broker even in minimal form; the event is "
