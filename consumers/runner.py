@@ -400,17 +400,18 @@ class PartitionRunner:
         backwards) is the sure sign: then nothing is committed, and the topic
         is read again from the start of its new log (at least once: a record
         read twice is scored idempotently).  Costs one offset fetch per
-        partition per commit.
+        partition per commit, concurrently.
         """
         consumer = self.consumer
         if consumer is None or not parts:
             return True
-        for part in parts:
-            try:
-                theirs = await asyncio.wait_for(consumer.committed(part.tp), self.kafka.request_timeout_ms / 1000)
-            except (KafkaError, TimeoutError) as exc:
-                log.warning("%s: cannot check committed offsets (%r); not committing now", self.name, exc)
-                return False
+        try:
+            found = await asyncio.wait_for(asyncio.gather(*(consumer.committed(p.tp) for p in parts)),
+                                           self.kafka.request_timeout_ms / 1000)
+        except (KafkaError, TimeoutError) as exc:
+            log.warning("%s: cannot check committed offsets (%r); not committing now", self.name, exc)
+            return False
+        for part, theirs in zip(parts, found, strict=True):
             if part.committed is not None and (theirs is None or theirs < part.committed):
                 log.warning("%s: the broker lost the committed offset of %s[%d] (ours %d, its %s): it restarted "
                             "without its data; reading %s again from the start of its new log", self.name,
