@@ -9,12 +9,12 @@ is re-delivered after restart).
 Errors are classified.  *Transient* ones (no connection, timeouts, errors the
 client marks retriable: leader moving, topic not yet created) are retried
 without a bound, since the broker being away says nothing about the event.
-*Refusals* (any other broker answer, e.g. ``TOPIC_ALREADY_EXISTS`` from a
-freshly restarted Tansu) are retried ``kafka.publish_refused_max_attempts``
-times, then raised as :class:`PublishError` (``publish_refused``), which
-dead-letters the event: a broker that refused the same produce eight times
-will not accept it by being asked forever (one run spent 225 s on 400 events
-that way).  Only the messages not yet acknowledged are re-sent: a verdict the
+*Refusals* (any other broker answer, e.g. ``TOPIC_ALREADY_EXISTS`` or
+``UNKNOWN`` from a freshly restarted Tansu, which heals within seconds) are
+retried for ``kafka.publish_refused_retry_s``, then raised as
+:class:`PublishError` (``publish_refused``), which dead-letters the event: a
+broker that keeps refusing a produce will not accept it by being asked
+forever (one run spent 225 s on 400 events that way).  Only the messages not yet acknowledged are re-sent: a verdict the
 broker acknowledged is never sent twice by a retry.
 
 Idempotence: ``enable_idempotence=True`` (which forces ``acks="all"``) is
@@ -118,13 +118,14 @@ class Publisher:
         Re-sends only the messages not acknowledged yet (a duplicate is
         preferred to a loss, but an acknowledged message is not re-sent).
         Raises :class:`PublishError` with reason ``too_large`` for a message
-        the broker can never take, and ``publish_refused`` after
-        ``kafka.publish_refused_max_attempts`` refusals; transient errors are
-        retried until cancelled (shutdown).
+        the broker can never take, and ``publish_refused`` once refusals went
+        on for ``kafka.publish_refused_retry_s``; transient errors are retried
+        until cancelled (shutdown).
         """
         pending = list(messages)
         delay = 0.2
         refusals = 0
+        first_refusal: float | None = None
         started = time.monotonic()
         attempt = 0
         while pending:
@@ -169,8 +170,10 @@ class Publisher:
             refused = [error for error in errors if not transient(error)]
             if refused:
                 refusals += 1
-                if refusals >= self.kafka.publish_refused_max_attempts:
-                    raise PublishError(f"the broker refused the message {refusals} times: {refused[0]!r}",
+                first_refusal = first_refusal if first_refusal is not None else time.monotonic()
+                if time.monotonic() - first_refusal >= self.kafka.publish_refused_retry_s:
+                    raise PublishError(f"the broker refused the message {refusals} times in "
+                                       f"{time.monotonic() - first_refusal:.0f}s: {refused[0]!r}",
                                        reason="publish_refused") from refused[0]
             log.warning("send of %d of %d messages failed (%s), retrying in %.1fs: %r", len(failed), len(pending),
                         "refused" if refused else "transient", delay, errors[0] if errors else None)

@@ -155,8 +155,8 @@ class KafkaConfig(_Frozen):
     score_threads: int = 1  # threads running engine/store calls; the engine is not thread-safe, so 1
     store_retry_s: float = 300.0  # a store outage is retried this long (the partition waits), then dead-lettered
     alert_ledger_path: str | None = None  # default: next to the SQLite store ("<store.path>.alerts")
-    # A produce the broker refuses (not a transient error) is retried this often, then dead-lettered.
-    publish_refused_max_attempts: int = Field(default=8, ge=1)
+    # A produce the broker refuses (not a transient error) is retried this long, then dead-lettered.
+    publish_refused_retry_s: float = Field(default=60.0, ge=0)
     client_log_interval_s: float = Field(default=10.0, ge=0)  # aiokafka log lines: one per message per interval
 
 
