@@ -32,12 +32,14 @@ from watcher.broker import EmbeddedBroker, broker_reachable, ensure_topics
 from watcher.config import Config
 from watcher.engine import Engine
 from watcher.errors import ConfigError, DriftlineError
+from watcher.events import check_formats
 from watcher.metrics import Metrics, MetricsServer
 from watcher.recommend import Recommender
 from watcher.store import BaselineStore, open_store
 from watcher.watch import Watcher
 
 from .deadletter import DeadLetters
+from .logfilter import install_client_log_limit
 from .publisher import Publisher
 from .router import Router
 from .runner import PartitionRunner
@@ -60,6 +62,7 @@ class ConsumerApp:
     def __init__(self, cfg: Config, *, metrics: Metrics | None = None) -> None:
         if cfg.kafka.bootstrap_servers is None and not cfg.kafka.embedded_broker:
             raise ConfigError("kafka.bootstrap_servers is unset and kafka.embedded_broker is false")
+        check_formats(cfg.kafka.input_topics)  # an unknown feed format fails here, in one line
         self.cfg = cfg
         self.metrics = metrics or Metrics()
         self.broker: EmbeddedBroker | None = None
@@ -80,6 +83,7 @@ class ConsumerApp:
 
     async def start(self) -> None:
         cfg, k = self.cfg, self.cfg.kafka
+        install_client_log_limit(k.client_log_interval_s)
         try:
             if k.bootstrap_servers is None:
                 self.broker = EmbeddedBroker(k.embedded_port)

@@ -309,9 +309,12 @@ class PartitionRunner:
                 except asyncio.CancelledError:
                     self._set_in_flight(self._in_flight - 1)
                     raise
-                except Exception:
+                except Exception:  # the handlers dead-letter every failure: this is a bug in that path
                     log.exception("%s: handler raised for %s[%d]@%d; skipping it", self.name,
-                                  record.topic, record.partition, record.offset)
+                                  record.topic, record.partition, record.offset,
+                                  extra={"topic": record.topic, "partition": record.partition,
+                                         "offset": record.offset, "reason": "unhandled"})
+                    self.metrics.events_failed.labels(reason="unhandled").inc()
                 if part.generation == generation:
                     part.done = record.offset + 1
                 self.processed += 1
@@ -366,6 +369,8 @@ class PartitionRunner:
         offsets = {p.tp: p.done for p in parts if p.done is not None and p.done != p.committed}
         if not offsets:
             return
+        if not await self._offsets_intact([p for p in parts if p.tp in offsets and p.committed is not None]):
+            return
         try:
             await consumer.commit(offsets)
         except CommitFailedError as exc:
@@ -381,3 +386,36 @@ class PartitionRunner:
             if p.tp in offsets:
                 p.committed = offsets[p.tp]
         log.debug("%s: committed %s", self.name, {f"{tp.topic}[{tp.partition}]": o for tp, o in offsets.items()})
+
+    async def _offsets_intact(self, parts: list[_Partition]) -> bool:
+        """True when the broker still holds the offsets this member committed last.
+
+        Why: a broker that restarted without its data (the embedded broker's
+        memory storage) has new, empty logs under the old topic names.  Until
+        the member notices, it fetches at its old positions: once the new log
+        is longer than that, the records before the position are silently
+        skipped, and committing the next offset would make the skip permanent
+        (in one run 1 of 400 events produced the moment the broker answered was
+        lost that way).  The group's committed offset vanishing (or going
+        backwards) is the sure sign: then nothing is committed, and the topic
+        is read again from the start of its new log (at least once: a record
+        read twice is scored idempotently).  Costs one offset fetch per
+        partition per commit, concurrently.
+        """
+        consumer = self.consumer
+        if consumer is None or not parts:
+            return True
+        try:
+            found = await asyncio.wait_for(asyncio.gather(*(consumer.committed(p.tp) for p in parts)),
+                                           self.kafka.request_timeout_ms / 1000)
+        except (KafkaError, TimeoutError) as exc:
+            log.warning("%s: cannot check committed offsets (%r); not committing now", self.name, exc)
+            return False
+        for part, theirs in zip(parts, found, strict=True):
+            if part.committed is not None and (theirs is None or theirs < part.committed):
+                log.warning("%s: the broker lost the committed offset of %s[%d] (ours %d, its %s): it restarted "
+                            "without its data; reading %s again from the start of its new log", self.name,
+                            part.tp.topic, part.tp.partition, part.committed, theirs, part.tp.topic)
+                self.topics_recreated([part.tp.topic])
+                return False
+        return True

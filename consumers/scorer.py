@@ -30,7 +30,7 @@ from typing import Any, Protocol, TypeVar
 
 from watcher.actuators import Actuator, apply_recommendation
 from watcher.config import Config
-from watcher.errors import DriftlineError, SkipEvent, StoreError
+from watcher.errors import DriftlineError, SkipEvent, StoreError, TooLargeError
 from watcher.events import CaptureEvent, parse_event, should_skip
 from watcher.metrics import Metrics
 from watcher.model import Capture, Verdict
@@ -169,6 +169,10 @@ class Scorer:
         reason = should_skip(event, self.cfg.events)
         if reason is not None:
             raise SkipEvent(reason)
+        cap = self.cfg.acquire.live.max_bytes
+        if event.content is not None and len(event.content) > cap:
+            # The payload cap holds for bytes that came inline as for fetched ones.
+            raise TooLargeError(f"inline content of {len(event.content)} bytes is over acquire.live.max_bytes ({cap})")
         history = self.watcher.history_key(event.url)
         baseline = await self._call(self.watcher.baseline_digest, history)
         if self.acquirer.needs_content(event, baseline):

@@ -31,7 +31,7 @@ async def test_each_bad_event_kind_is_dead_lettered(kafka_broker: EmbeddedBroker
     boot, k = kafka_broker.bootstrap_servers, cfg.kafka
     crawl = next(iter(k.input_topics))
     bad = {
-        "unparseable": b'{"url": "http://x.example.org/", "timestamp": ',
+        "bad_json": b'{"url": "http://x.example.org/", "timestamp": ',
         "missing_field": heritrix_message(refs[0], url=None),
         "warc_missing": heritrix_message(WarcRef("http://gone.example.org/", "20240101000000", "GONE-1.warc.gz",
                                                  0, 0, "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")),

@@ -173,6 +173,9 @@ class KafkaConfig(_Frozen):
     shutdown_timeout_s: float = 20.0
     score_threads: int = 1  # threads running engine/store calls; the engine is not thread-safe, so 1
     store_retry_s: float = 300.0  # a store outage is retried this long (the partition waits), then dead-lettered
+    # A produce the broker refuses (not a transient error) is retried this long, then dead-lettered.
+    publish_refused_retry_s: float = Field(default=60.0, ge=0)
+    client_log_interval_s: float = Field(default=10.0, ge=0)  # aiokafka log lines: one per message per interval
 
 
 class LiveFetchConfig(_Frozen):
