@@ -41,6 +41,7 @@ class Router:
         self.metrics = metrics
 
     async def handle(self, record: Record) -> None:
+        # Counted here, once: the scorer does not count the re-keyed copy.
         self.metrics.events_consumed.labels(topic=record.topic).inc()
         fmt = self.cfg.kafka.input_topics.get(record.topic, "auto")
         try:

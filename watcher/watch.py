@@ -13,6 +13,8 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import time
+from collections.abc import Callable
 
 from .canonical import url_key
 from .engine import Engine, has_content, idf_table, is_valid_baseline
@@ -30,6 +32,9 @@ class Watcher:
     def __init__(self, engine: Engine, store: BaselineStore) -> None:
         self.engine = engine
         self.store = store
+        # Optional ``on_stage(stage, seconds)`` timing hook (stages extract, score,
+        # store): the streaming app feeds it to the per-stage latency histogram.
+        self.on_stage: Callable[[str, float], None] | None = None
         # Captures of one history must be scored in order; the consumer
         # guarantees that per partition, this lock guards the rest.
         self._lock = threading.Lock()
@@ -61,7 +66,9 @@ class Watcher:
             verdict, terms, new_base = self._score(history, capture)
             # Verdict, document frequencies and a new baseline go in one
             # transaction: a crash cannot leave a baseline without its verdict.
+            started = time.perf_counter()
             new = self.store.put_verdict(verdict, terms, baseline=new_base)
+            self._timed("store", started)
         if not new:
             stored = self.store.get_verdict(vid)
             return (stored or verdict), False
@@ -76,7 +83,9 @@ class Watcher:
             d = Decision("on-topic", "unchanged", "same digest as the baseline", 0.0)
             base_cap = Capture(url=cap.url, timestamp=base.capture_time, uri_m=base.uri_m)
             return eng.make_verdict(history, cap, fp, base_cap, {}, d), [], None
+        started = time.perf_counter()
         fp = eng.fingerprint(cap)
+        self._timed("extract", started)
         if extraction_failed(fp):
             # A bad event for the streaming policy: dead-lettered with the reason.
             raise ExtractError(f"{cap.url}: {fp.error}", reason="extract")
@@ -89,7 +98,9 @@ class Watcher:
         n = n_docs + 1
         idf = idf_table(n, {t: df.get(t, 0) + 1 for t in terms} | {
             t: df.get(t, 0) for t in base.fingerprint.term_freqs if t not in fp.term_freqs})
+        started = time.perf_counter()
         results, d = eng.compare(base.fingerprint, fp, idf, math.log(1 + n) + 1.0)
+        self._timed("score", started)
         base_cap = Capture(url=cap.url, timestamp=base.capture_time, uri_m=base.uri_m)
         verdict = eng.make_verdict(history, cap, fp, base_cap, results, d)
         pol = eng.config.baseline.policy
@@ -97,6 +108,10 @@ class Watcher:
         if roll and utc(cap.timestamp) > base.capture_time:
             return verdict, terms, StoredBaseline(history, utc(cap.timestamp), cap.uri_m, fp)
         return verdict, terms, None
+
+    def _timed(self, stage: str, started: float) -> None:
+        if self.on_stage is not None:
+            self.on_stage(stage, time.perf_counter() - started)
 
     def _first(self, history: str, cap: Capture, fp: Fingerprint) -> tuple[Verdict, StoredBaseline | None]:
         """No baseline yet: this capture becomes it, if it can serve as one."""
