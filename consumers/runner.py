@@ -209,7 +209,7 @@ class PartitionRunner:
     def on_assigned(self, assigned: list[TopicPartition]) -> None:
         for tp in assigned:
             self._parts.setdefault(tp, _Partition(tp))
-        self.metrics.assigned_partitions.labels(stage=self.name).set(len(self.assignment()))
+        self.metrics.assigned_partitions.labels(stage=self.name).set(len(assigned))  # eager: the whole assignment
         log.info("%s: assigned %s", self.name, sorted(f"{tp.topic}[{tp.partition}]" for tp in assigned))
 
     async def on_revoked(self, revoked: list[TopicPartition]) -> None:
@@ -413,6 +413,7 @@ class PartitionRunner:
         tps = self._all_partitions()
         if consumer is None or not tps:
             return
+        self.metrics.assigned_partitions.labels(stage=self.name).set(len(self.assignment()))
         ends = await consumer.end_offsets(tps)
         committed = await asyncio.gather(*(consumer.committed(tp) for tp in tps))
         never = [tp for tp, c in zip(tps, committed, strict=True) if c is None]
@@ -424,6 +425,10 @@ class PartitionRunner:
             if part is not None and part.done is not None and tp in self.assignment():
                 position = max(position, part.done)
             end = int(ends.get(tp, 0))
+            if tp in self.assignment():
+                # The high watermark of our last fetch as well: Tansu's ListOffsets
+                # answers stale end offsets for some logs (one per batch), fetches don't.
+                end = max(end, int(consumer.highwater(tp) or 0))
             lag = max(0, end - position)
             self.lag[tp] = lag
             self.metrics.consumer_lag.labels(stage=self.name, topic=tp.topic, partition=str(tp.partition)).set(lag)
