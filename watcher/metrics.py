@@ -64,7 +64,9 @@ NO_COLLECTION = "none"
 
 # Measure kinds (watcher/measures.py): one histogram each, with buckets over
 # the kind's range, so a -1..0 fraction or a 0..64 bit count is not squeezed
-# into 0.05..1.0 buckets.
+# into 0.05..1.0 buckets.  (The fraction histogram has negative buckets, so
+# prometheus_client exports no _sum for it, as OpenMetrics requires: use
+# histogram_quantile, not a mean.)
 KIND_METRIC = {"fraction": "driftline_measure_score", "bits": "driftline_measure_bits",
                "count": "driftline_measure_items"}
 
