@@ -135,12 +135,14 @@ def test_rules_aggregate_replicated_gauges_with_max() -> None:
 def test_down_alert_matches_compose_servicemonitor_and_annotation_jobs() -> None:
     down = next(r for r in _alert_rules() if r["alert"] == "DriftlineDown")
     assert 'job=~"driftline.*"' in down["expr"] and 'service=~"driftline.*"' in down["expr"]
+    assert 'app_kubernetes_io_name="driftline"' in down["expr"]
     assert "absent(" in down["expr"]
     prom = yaml.safe_load((PROM / "prometheus.yml").read_text())
     assert re.fullmatch("driftline.*", next(j["job_name"] for j in prom["scrape_configs"]
                                             if "dns_sd_configs" in j or "static_configs" in j))
     svc = k8s_objects()["Service"]
     assert re.fullmatch("driftline.*", svc["metadata"]["name"])
+    assert svc["metadata"]["labels"]["app.kubernetes.io/name"] == "driftline"
     mon = _monitoring()["ServiceMonitor"]
     assert re.fullmatch("driftline.*", svc["metadata"]["labels"][mon["spec"]["jobLabel"]])
 

@@ -68,10 +68,11 @@ def rules() -> list[dict[str, Any]]:
 
 
 def selectors(expr: str) -> set[str]:
-    """The vector selectors of an expression (``up{service=...}`` is the
-    Kubernetes-annotation alternative to ``up{job=...}``: checked as a union)."""
+    """The vector selectors of an expression (``up{service=...}`` and
+    ``up{app_kubernetes_io_name=...}`` are the Kubernetes-annotation
+    alternatives to ``up{job=...}``: the union is checked, by ``up{job=...}``)."""
     out = set(SELECTOR_RE.findall(expr))
-    return {s for s in out if "service=~" not in s}
+    return {s for s in out if "service=~" not in s and "app_kubernetes_io_name" not in s}
 
 
 class Prom:
