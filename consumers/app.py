@@ -63,7 +63,7 @@ class ConsumerApp:
             raise ConfigError("kafka.bootstrap_servers is unset and kafka.embedded_broker is false")
         self.cfg = cfg
         self.metrics = metrics or Metrics(max_collections=cfg.metrics.max_collections,
-                                          input_topics=cfg.kafka.input_topics)
+                                          collections=cfg.metrics.collections, input_topics=cfg.kafka.input_topics)
         self.metrics.add_input_topics(cfg.kafka.input_topics)
         self.broker: EmbeddedBroker | None = None
         self.bootstrap_servers = cfg.kafka.bootstrap_servers or f"127.0.0.1:{cfg.kafka.embedded_port}"

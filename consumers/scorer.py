@@ -177,6 +177,8 @@ class Scorer:
         topic, partition, offset, _ = source_position(record)
         event = parse_event(record.value if record.value is not None else b"", self._format(record))
         event = event.with_position(topic, partition, offset)
+        # The collection's series exist (at 0) before its first verdict is counted.
+        self.metrics.collection(event_collection(event))
         reason = should_skip(event, self.cfg.events)
         if reason is not None:
             raise SkipEvent(reason)

@@ -147,7 +147,8 @@ async def test_every_rule_and_panel_expression_returns_data(
         cfgs.append(stream_config(kafka_broker.bootstrap_servers, kafka_names, tmp_path / name,
                                   partitions=partitions, warc_dirs=(str(warcs),),
                                   extra={"metrics": {"enabled": True, "host": "127.0.0.1", "port": free_port(),
-                                                     "lag_interval_s": 0.5}}))
+                                                     "lag_interval_s": 0.5,
+                                                     "collections": ["crawl-a", "crawl-b"]}}))
     boot, k = kafka_broker.bootstrap_servers, cfgs[0].kafka
     crawl = next(iter(k.input_topics))
     targets = [f"127.0.0.1:{c.metrics.port}" for c in cfgs]
@@ -169,8 +170,10 @@ async def test_every_rule_and_panel_expression_returns_data(
                 await produce(boot, crawl, [heritrix_message(r, job_name="crawl-b") for r in refs[6:]]
                               + [b"not json {", heritrix_message(url="dns:p0.example.org", status_code=1,
                                                                  timestamp="2024-01-01T00:00:00Z")])
-                await read_topic(boot, k.results_topic, expect=12, timeout_s=60)
+                verdicts = await read_topic(boot, k.results_topic, expect=12, timeout_s=60)
                 assert await a.wait_caught_up(timeout_s=30) and await b.wait_caught_up(timeout_s=30)
+                truth = sum(v["value"]["status"] == "off-topic" for v in verdicts) / len(verdicts)
+                assert 0 < truth < 1
 
                 def complete() -> bool:
                     try:
@@ -183,6 +186,13 @@ async def test_every_rule_and_panel_expression_returns_data(
                     pytest.fail("no data before the rebalance:\n" + "\n".join(_missing(prom)))
                 lag = prom.query('count(max by (topic, partition) (driftline_consumer_lag{stage="scorer"}))')
                 assert float(lag[0]["value"][1]) == partitions
+                # The dashboard's 1 h off-topic share tells the truth: every series existed
+                # at 0 before its first increment (the audit read 0.43 for a true 0.33).
+                share = prom.query('sum(increase(driftline_verdicts_total{status="off-topic"}[1h]))'
+                                   ' / sum(increase(driftline_verdicts_total[1h]))')
+                assert abs(float(share[0]["value"][1]) - truth) < 0.03, (share, truth)
+                total = prom.query("sum(driftline_verdicts_total)")
+                assert float(total[0]["value"][1]) == len(verdicts)
             finally:
                 await b.stop()  # a rebalance: b's partitions move to a; b's target goes down
             await produce(boot, crawl, [heritrix_message(r, job_name="crawl-a", timestamp="2024-03-01T00:00:00Z")

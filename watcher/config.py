@@ -203,6 +203,9 @@ class MetricsConfig(_Frozen):
     # Distinct crawl jobs/collections that get their own label value; later
     # ones are counted as "other" (bounded cardinality).
     max_collections: int = Field(default=20, ge=0, le=1000)
+    # Crawl jobs/collections known in advance: their series exist (at 0) from
+    # the start, so rate() sees their first verdict too.
+    collections: tuple[str, ...] = ()
 
 
 class RecommendConfig(_Frozen):

@@ -12,7 +12,11 @@ collections seen, then ``other``).
 Why every labelled counter is initialised to 0 at start: ``rate()`` and
 ``increase()`` need two samples, so a series born at 1 hides its first
 increment (a 1 h off-topic share read 0.43 where the truth was 0.33).
-Every known label combination is therefore exported from the start.
+Every known label combination is therefore exported from the start.  A
+collection is known from the start when listed in ``metrics.collections``;
+one first seen in an event gets its series when the event is parsed, before
+it is scored, so only a scrape falling inside that one event's scoring can
+miss its verdict.
 """
 
 from __future__ import annotations
@@ -170,13 +174,15 @@ class Collections:
     job grows without limit over months.  The first ``cap`` names seen keep
     their own series (enough for the usual handful of concurrent crawls)."""
 
-    def __init__(self, cap: int, on_new: Callable[[str], None]) -> None:
+    def __init__(self, cap: int, on_new: Callable[[str], None], known: Iterable[str] = ()) -> None:
         self.cap = max(0, cap)
         self._seen: set[str] = set()
         self._lock = threading.Lock()
         self._on_new = on_new
         for name in (NO_COLLECTION, OTHER):
             on_new(name)
+        for name in known:
+            self.label(name)
 
     def label(self, name: str | None) -> str:
         if not name:
@@ -196,7 +202,8 @@ class Metrics:
     """Every metric driftline exports, registered in one private registry."""
 
     def __init__(self, registry: CollectorRegistry | None = None, *, max_collections: int = 20,
-                 input_topics: Iterable[str] = (), process_metrics: bool = True) -> None:
+                 collections: Iterable[str] = (), input_topics: Iterable[str] = (),
+                 process_metrics: bool = True) -> None:
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
         r = self.registry
         self.events_consumed = Counter(
@@ -282,7 +289,7 @@ class Metrics:
         if process_metrics:
             ProcessCollector(registry=r)
             r.register(ProcessTreeCollector())
-        self.collections = Collections(max_collections, self._init_collection)
+        self.collections = Collections(max_collections, self._init_collection, collections)
         self._init_zeroes(input_topics)
 
     def _init_collection(self, collection: str) -> None:
