@@ -47,7 +47,8 @@ HISTOGRAMS = {
 }
 GAUGES = {"driftline_consumer_lag", "driftline_consumer_lag_seconds", "driftline_assigned_partitions",
           "driftline_urls_off_topic", "driftline_in_flight", "driftline_up", "driftline_build_info",
-          "driftline_process_tree_resident_memory_bytes", "driftline_process_tree_processes"}
+          "driftline_process_tree_resident_memory_bytes", "driftline_process_tree_pss_bytes",
+          "driftline_process_tree_processes"}
 KNOWN = COUNTERS | GAUGES | {h + s for h in HISTOGRAMS for s in ("_bucket", "_sum", "_count")}
 METRIC_RE = re.compile(r"\bdriftline_[a-z0-9_]+")
 

@@ -205,9 +205,44 @@ def test_process_tree_counts_children() -> None:
     try:
         time.sleep(1.0)
         tree = ProcessTreeCollector().tree()
-        n, rss = tree["other"]
-        assert n >= 1 and rss >= 30_000_000, tree
+        n, rss, pss = tree["other"]
+        assert n >= 1 and rss >= 30_000_000 and pss >= 25_000_000, tree
         assert tree["self"][0] == 1
     finally:
         child.kill()
         child.wait()
+
+
+async def test_process_tree_sees_chromium(render_config: Any) -> None:
+    """RSS of the real Chromium a RenderPool starts (browser, renderer, zygote
+    processes) is exported; the stock process collector sees only Python."""
+    from aiohttp import web
+
+    from watcher.acquire import RenderPool
+
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(text="<html><body><p>chromium memory</p></body></html>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/", page)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    before = ProcessTreeCollector().tree()["chromium"]
+    pool = RenderPool(render_config, ("127.0.0.1/32",))
+    try:
+        html, _ = await pool.render(f"http://127.0.0.1:{port}/")
+        assert b"chromium memory" in html
+        m = Metrics()
+        text = m.exposition().decode()
+        n, rss, pss = ProcessTreeCollector().tree()["chromium"]
+        assert n >= before[0] + 2 and rss >= before[1] + 50_000_000, (before, n, rss)
+        assert 0 < pss <= rss  # shared pages are split, not counted per process
+        line = next(x for x in text.splitlines()
+                    if x.startswith('driftline_process_tree_resident_memory_bytes{kind="chromium"}'))
+        assert float(line.rsplit(" ", 1)[1]) >= 50_000_000
+    finally:
+        await pool.close()
+        await runner.cleanup()

@@ -130,13 +130,27 @@ class ProcessTreeCollector(Collector):
             out[int(entry.name)] = (int(fields[1]), comm, int(fields[21]) * self._page)
         return out
 
-    def tree(self) -> dict[str, tuple[int, int]]:
-        """kind -> (process count, RSS bytes); kinds ``self``, ``chromium``, ``other``."""
+    @staticmethod
+    def _pss(entry: Path) -> int | None:
+        """Proportional set size: shared pages split among their sharers, so the
+        sum over Chromium's processes is what the cgroup is charged, where the
+        sum of their RSS counts the shared browser binary once per process."""
+        try:
+            for line in (entry / "smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+        except (OSError, ValueError, IndexError):
+            return None
+        return None
+
+    def tree(self) -> dict[str, tuple[int, int, int]]:
+        """kind -> (process count, RSS bytes, PSS bytes); kinds ``self``, ``chromium``,
+        ``other``.  PSS falls back to RSS where smaps_rollup is unreadable."""
         table = self._table()
         children: dict[int, list[int]] = {}
         for pid, (ppid, _, _) in table.items():
             children.setdefault(ppid, []).append(pid)
-        out: dict[str, tuple[int, int]] = {"self": (0, 0), "chromium": (0, 0), "other": (0, 0)}
+        out: dict[str, tuple[int, int, int]] = {"self": (0, 0, 0), "chromium": (0, 0, 0), "other": (0, 0, 0)}
         todo = [self.pid]
         while todo:
             pid = todo.pop()
@@ -145,8 +159,9 @@ class ProcessTreeCollector(Collector):
             _, comm, rss = table[pid]
             kind = "self" if pid == self.pid else ("chromium" if "chrom" in comm.lower() or
                                                    "headless_shell" in comm else "other")
-            n, total = out[kind]
-            out[kind] = (n + 1, total + rss)
+            pss = self._pss(self.proc / str(pid))
+            n, total, total_pss = out[kind]
+            out[kind] = (n + 1, total + rss, total_pss + (rss if pss is None else pss))
             todo.extend(children.get(pid, ()))
         return out
 
@@ -156,13 +171,20 @@ class ProcessTreeCollector(Collector):
         except OSError:  # no /proc (not Linux): nothing to report
             return
         rss = GaugeMetricFamily("driftline_process_tree_resident_memory_bytes",
-                                "Resident memory of this process and its descendants, per kind.", labels=["kind"])
+                                "Resident memory (RSS) of this process and its descendants, per kind; shared "
+                                "pages count once per process.", labels=["kind"])
+        pss = GaugeMetricFamily("driftline_process_tree_pss_bytes",
+                                "Proportional memory (PSS) of this process and its descendants, per kind: shared "
+                                "pages split among their sharers, close to what the container is charged.",
+                                labels=["kind"])
         count = GaugeMetricFamily("driftline_process_tree_processes",
                                   "Processes in this process's tree, per kind.", labels=["kind"])
-        for kind, (n, total) in sorted(tree.items()):
+        for kind, (n, total, total_pss) in sorted(tree.items()):
             rss.add_metric([kind], float(total))
+            pss.add_metric([kind], float(total_pss))
             count.add_metric([kind], float(n))
         yield rss
+        yield pss
         yield count
 
 
