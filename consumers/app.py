@@ -62,8 +62,10 @@ class ConsumerApp:
         if cfg.kafka.bootstrap_servers is None and not cfg.kafka.embedded_broker:
             raise ConfigError("kafka.bootstrap_servers is unset and kafka.embedded_broker is false")
         self.cfg = cfg
+        alert_changes = {c for changes in [*cfg.alerts.changes.values(), *cfg.alerts.topics.values()] for c in changes}
         self.metrics = metrics or Metrics(max_collections=cfg.metrics.max_collections,
-                                          collections=cfg.metrics.collections, input_topics=cfg.kafka.input_topics)
+                                          collections=cfg.metrics.collections, input_topics=cfg.kafka.input_topics,
+                                          alert_changes=alert_changes)
         self.metrics.add_input_topics(cfg.kafka.input_topics)
         self.broker: EmbeddedBroker | None = None
         self.bootstrap_servers = cfg.kafka.bootstrap_servers or f"127.0.0.1:{cfg.kafka.embedded_port}"

@@ -35,10 +35,11 @@ from watcher.events import CaptureEvent, parse_event, should_skip
 from watcher.metrics import Metrics
 from watcher.model import Capture, Verdict
 from watcher.recommend import Recommendation
+from watcher.watch import Outcome
 
 from .deadletter import DeadLetters, header, source_position
 from .ledger import AlertLedger
-from .messages import ALERT_CHANGES, H_SRC_FORMAT, alert_message, verdict_message
+from .messages import H_SRC_FORMAT, alert_message, verdict_message
 from .publisher import Outgoing, Publisher
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,8 @@ class WatcherLike(Protocol):
     def baseline_digest(self, history: str) -> str | None: ...
 
     def process(self, capture: Capture) -> Verdict: ...
+
+    def handle(self, capture: Capture, profile: str | None = None) -> Outcome: ...
 
 
 class AcquirerLike(Protocol):
@@ -190,15 +193,19 @@ class Scorer:
             self.metrics.stage_seconds.labels(stage="acquire").observe(time.perf_counter() - started)
         else:
             capture = event.to_capture(None, source="digest")
-        verdict = await self._call(self.watcher.process, capture)
-        await self.publish(verdict, event)
+        profile = self.cfg.kafka.topic_profiles.get(event.topic or topic)
+        outcome = await self._call(self.watcher.handle, capture, profile)
+        await self.publish(outcome.verdict, event)
+        for corrected in outcome.corrections:  # later captures re-scored against the late one's baseline
+            await self.publish(corrected, None)
 
     async def publish(self, verdict: Verdict, event: CaptureEvent | None) -> None:
         """Send the verdict, its alert and any recommendation; return once acknowledged."""
         k = self.cfg.kafka
         key = verdict.history.encode("utf-8")
         out: list[Outgoing] = [(k.results_topic, key, verdict_message(verdict), None)]
-        alert = verdict.change in ALERT_CHANGES and not await self._call(self.ledger.was_sent, verdict.verdict_id)
+        wanted = self.cfg.alerts.alerts_on(verdict.profile, event.topic if event is not None else None)
+        alert = verdict.change in wanted and not await self._call(self.ledger.was_sent, verdict.verdict_id)
         if alert:
             out.append((k.alerts_topic, key, alert_message(verdict), None))
         recommendation = None
@@ -209,7 +216,8 @@ class Scorer:
         started = time.perf_counter()
         await self.publisher.send_all(out)
         self.metrics.stage_seconds.labels(stage="publish").observe(time.perf_counter() - started)
-        collection = self.metrics.collection(event_collection(event))
+        # A correction (a later capture re-scored) has no event: its verdict names the job.
+        collection = self.metrics.collection(event_collection(event) or verdict.job)
         if alert:
             await self._call(self.ledger.mark_sent, verdict.verdict_id)
             self.metrics.alerts.labels(change=verdict.change, collection=collection).inc()

@@ -35,7 +35,7 @@ def test_verdict_and_alert_messages_carry_the_same_id() -> None:
     alert = json.loads(alert_message(v))
     assert body["verdict_id"] == alert["verdict_id"] == v.verdict_id
     assert body["capture_time"] == "2024-03-01T12:30:00Z" and body["baseline_time"] == "2024-01-01T00:00:00Z"
-    assert body["measures"] == {"cosine": {"score": 0.05, "status": "off-topic", "threshold": 0.15}}
+    assert body["measures"] == {"cosine": {"name": "cosine", "score": 0.05, "status": "off-topic", "threshold": 0.15}}
     assert (body["status"], body["change"], body["page_kind"], body["seed"], body["job"]) == (
         "off-topic", "off-topic", "parked", "http://example.org/", "job-1")
     assert alert["type"] == "alert" and body["type"] == "verdict"

@@ -44,6 +44,7 @@ _DOI_META = ("citation_doi", "dc.identifier", "prism.doi", "dc.identifier.doi", 
 RAW_SIMHASH_MAX_CHARS = 65536
 STUB_MAX_WORDS = 20
 MINHASH_SEED = 1
+SHINGLE_SAMPLE = 64  # bottom-k sample of shingle hashes a baseline keeps
 
 
 def host_of(url: str) -> str:
@@ -184,12 +185,20 @@ def _pdf_text(content: bytes, max_pages: int) -> tuple[str, str, str | None]:
         return "", "", f"{EXTRACT_FAILED}: unreadable PDF ({type(exc).__name__}: {str(exc)[:120]})"
 
 
-def empty_fingerprint(digest: str, byte_count: int, error: str | None = None) -> Fingerprint:
+def empty_fingerprint(digest: str, byte_count: int, error: str | None = None,
+                      http_status: int | None = None) -> Fingerprint:
     return Fingerprint(
         kind="empty", digest=digest, byte_count=byte_count, word_count=0, language=None, title="",
         headings=(), term_freqs={}, shingle_count=0, minhash=b"", simhash_raw=0, simhash_tf=0,
-        dois=frozenset(), citation={}, page_kind=None, error=error,
+        dois=frozenset(), citation={}, page_kind=None, error=error, http_status=http_status,
     )
+
+
+def top_terms(tf: Counter[str], n: int) -> dict[str, int]:
+    """The ``n`` most frequent terms, ties broken by the term (deterministic)."""
+    if len(tf) <= n:
+        return dict(tf)
+    return dict(sorted(tf.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
 
 
 def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
@@ -197,7 +206,7 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
     content = capture.content or b""
     digest = capture.effective_digest or payload_digest(content)
     if capture.content is None:
-        return empty_fingerprint(digest, 0, capture.error or "no content")
+        return empty_fingerprint(digest, 0, capture.error or "no content", capture.status)
     byte_count = len(content)
     truncated = False
     if byte_count > cfg.extract.max_bytes:
@@ -205,13 +214,13 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
         truncated = True
     kind = sniff_kind(content, capture.content_type)
     if kind == "empty":
-        return empty_fingerprint(digest, byte_count, "no content")
+        return empty_fingerprint(digest, byte_count, "no content", capture.status)
     raw = ""
     doc = HtmlDoc()
     if kind == "pdf":
         text, title, pdf_error = _pdf_text(content, cfg.extract.pdf_max_pages)
         if pdf_error:
-            return replace(empty_fingerprint(digest, byte_count, pdf_error), kind="pdf")
+            return replace(empty_fingerprint(digest, byte_count, pdf_error, capture.status), kind="pdf")
         doc.text, doc.title = text, title
         doc.dois = {d.rstrip(".,;)]").lower() for d in DOI_RE.findall(text[:200_000])}
     elif kind in ("html", "text"):
@@ -227,11 +236,13 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
             kind="binary", digest=digest, byte_count=byte_count, word_count=0, language=None, title="",
             headings=(), term_freqs={}, shingle_count=0, minhash=b"", simhash_raw=0, simhash_tf=0,
             dois=frozenset(), citation={}, page_kind=None, error="truncated" if truncated else None,
+            http_status=capture.status,
         )
     text = doc.text
     language = lang.detect(text, doc.lang_attr)
     tokens = words(text, language)
     needed = {*cfg.measures, *cfg.report_measures}
+    tok = cfg.tokens
     terms = terms_of(tokens, language, stop=cfg.tokens.stop_words, stem=cfg.tokens.stemming)
     tf = Counter(terms)
     hashes = shingle_hashes(tokens, cfg.tokens.shingle_size)
@@ -249,6 +260,17 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
         if site_of(host_of(target)) != site_of(host_of(capture.url)):
             redirect = target  # off-site: the site handed its address to another
     pk = detect_page_kind(doc.title, doc.headings, text, len(tokens), capture.status) if cfg.page_kinds else None
+    features = {"terms", "minhash", "shingles", "sample"}
+    if "raw_simhash" in needed:
+        features.add("raw_simhash")
+    if "tf_simhash" in needed:
+        features.add("tf_simhash")
+    if tok.keep_shingles:
+        features.add("shingles")
+    if tok.keep_tokens:
+        features.add("tokens")
+    if tok.keep_text:
+        features.add("text")
     return Fingerprint(
         kind=kind,
         digest=digest,
@@ -257,7 +279,7 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
         language=language,
         title=doc.title,
         headings=tuple(doc.headings),
-        term_freqs=dict(tf),
+        term_freqs=top_terms(tf, tok.max_terms),
         shingle_count=len(hashes),
         minhash=minhash_of(hashes, cfg.tokens.minhash_permutations) if len(hashes) else b"",
         simhash_raw=raw_simhash(raw or text) if "raw_simhash" in needed else 0,
@@ -268,10 +290,14 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
         page_kind_evidence=f"{pk.where}: {pk.evidence}" if pk else None,
         host=host_of(capture.url),
         redirect=redirect,
-        shingles=frozenset(int(h) for h in hashes) if cfg.tokens.keep_shingles else None,
-        tokens=tuple(tokens) if cfg.tokens.keep_tokens and "levenshtein" in needed else None,
-        text=text,
-        stemmed=cfg.tokens.stemming,
+        # The whole set while the capture is scored (and kept for re-scoring); a baseline keeps the sample.
+        shingles=frozenset(int(h) for h in hashes),
+        shingle_sample=hashes[:SHINGLE_SAMPLE].astype("<u8").tobytes(),
+        tokens=tuple(tokens) if tok.keep_tokens else None,
+        text=text if tok.keep_text else None,
+        stemmed=tok.stemming,
         boilerplate_removed=cfg.extract.main_content,
         error="truncated" if truncated else None,
+        http_status=capture.status,
+        features=frozenset(features),
     )

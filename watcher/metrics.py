@@ -51,7 +51,7 @@ VERDICT_PAIRS: tuple[tuple[str, str], ...] = (
     ("on-topic", "unchanged"), ("on-topic", "minor"), ("on-topic", "drifted"), ("on-topic", "baseline"),
     ("off-topic", "off-topic"), ("empty", "empty"), ("error", "error"),
 )
-ALERT_CHANGES = ("drifted", "off-topic")
+ALERT_CHANGES = ("drifted", "off-topic")  # the default; the app passes its alert policy's changes
 RECOMMENDATION_ACTIONS = ("stop-seed",)
 STAGES = ("router", "scorer")
 # Per-event work, timed per stage: fetch the bytes, parse them, compare with
@@ -225,7 +225,7 @@ class Metrics:
 
     def __init__(self, registry: CollectorRegistry | None = None, *, max_collections: int = 20,
                  collections: Iterable[str] = (), input_topics: Iterable[str] = (),
-                 process_metrics: bool = True) -> None:
+                 alert_changes: Iterable[str] = ALERT_CHANGES, process_metrics: bool = True) -> None:
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
         r = self.registry
         self.events_consumed = Counter(
@@ -311,13 +311,14 @@ class Metrics:
         if process_metrics:
             ProcessCollector(registry=r)
             r.register(ProcessTreeCollector())
+        self.alert_changes = tuple(sorted(set(alert_changes)))
         self.collections = Collections(max_collections, self._init_collection, collections)
         self._init_zeroes(input_topics)
 
     def _init_collection(self, collection: str) -> None:
         for status, change in VERDICT_PAIRS:
             self.verdicts.labels(status=status, change=change, collection=collection)
-        for change in ALERT_CHANGES:
+        for change in self.alert_changes:
             self.alerts.labels(change=change, collection=collection)
 
     def _init_zeroes(self, input_topics: Iterable[str]) -> None:
