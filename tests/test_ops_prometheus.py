@@ -164,6 +164,14 @@ async def test_every_rule_and_panel_expression_returns_data(
             b = ConsumerApp(cfgs[1])
             await b.start()
             try:
+                def both_scraped() -> bool:  # every counter has a sample at 0 before the first event
+                    try:
+                        up = prom.query('up{job="driftline"} == 1')
+                    except OSError:  # Prometheus still starting
+                        return False
+                    return len(up) == len(targets)
+
+                assert await _wait(both_scraped, 60)
                 # the first round: baselines, then drifted/off-topic captures, a skip and a dead letter
                 await produce(boot, crawl, [heritrix_message(r, job_name="crawl-a") for r in refs[:6]])
                 await read_topic(boot, k.results_topic, expect=6, timeout_s=60)
