@@ -117,6 +117,7 @@ class PartitionRunner:
         self._last_lag = 0.0
         self._lag_seconds_labels: set[TopicPartition] = set()
         self.lag: dict[TopicPartition, int] = {}  # the group's lag per partition, from the last reading
+        self._lag_owned: dict[TopicPartition, str] = {}  # the "owned" label each partition's lag series has
         self._reset_topics: set[str] = set()
         self.processed = 0
 
@@ -406,8 +407,11 @@ class PartitionRunner:
 
         Lag = end offset - committed offset (or - the log start when the group
         never committed); for a partition this replica owns, work finished but
-        not yet committed counts as done.  Every replica of the group exports
-        the same numbers, so dashboards take ``max by (stage, topic, partition)``.
+        not yet committed counts as done and the end offset is also taken from
+        our fetches' high watermark (label ``owned="true"``).  Every replica of
+        the group exports every partition, so no series vanishes in a
+        rebalance; rules take the owner's figure where there is one, else the
+        max of the others.
         """
         consumer = self.consumer
         tps = self._all_partitions()
@@ -431,7 +435,13 @@ class PartitionRunner:
                 end = max(end, int(consumer.highwater(tp) or 0))
             lag = max(0, end - position)
             self.lag[tp] = lag
-            self.metrics.consumer_lag.labels(stage=self.name, topic=tp.topic, partition=str(tp.partition)).set(lag)
+            owned = "true" if tp in self.assignment() else "false"
+            labels = (self.name, tp.topic, str(tp.partition))
+            if self._lag_owned.get(tp, owned) != owned:  # one series per partition and replica
+                with contextlib.suppress(KeyError):
+                    self.metrics.consumer_lag.remove(*labels, self._lag_owned[tp])
+            self._lag_owned[tp] = owned
+            self.metrics.consumer_lag.labels(*labels, owned).set(lag)
             if part is None or tp not in self.assignment():
                 continue
             oldest = part.current_ts or (_record_time(part.queue[0]) if part.queue else None)

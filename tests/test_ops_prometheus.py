@@ -192,7 +192,7 @@ async def test_every_rule_and_panel_expression_returns_data(
                 assert proc.poll() is None
                 if not await _wait(complete, 60):
                     pytest.fail("no data before the rebalance:\n" + "\n".join(_missing(prom)))
-                lag = prom.query('count(max by (topic, partition) (driftline_consumer_lag{stage="scorer"}))')
+                lag = prom.query('count(driftline:consumer_lag:by_partition{stage="scorer"})')
                 assert float(lag[0]["value"][1]) == partitions
                 # The dashboard's 1 h off-topic share tells the truth: every series existed
                 # at 0 before its first increment (the audit read 0.43 for a true 0.33).

@@ -31,8 +31,14 @@ def _lag(metrics: Metrics, stage: str, topic: str) -> dict[int, float]:
             continue
         for s in fam.samples:
             if s.labels["stage"] == stage and s.labels["topic"] == topic:
+                assert int(s.labels["partition"]) not in out, "two series for one partition"
                 out[int(s.labels["partition"])] = s.value
     return out
+
+
+def _owned(metrics: Metrics, topic: str) -> set[int]:
+    return {int(s.labels["partition"]) for fam in metrics.registry.collect() if fam.name == "driftline_consumer_lag"
+            for s in fam.samples if s.labels["topic"] == topic and s.labels["owned"] == "true"}
 
 
 async def _until(cond: Any, timeout_s: float = 60.0) -> bool:
@@ -91,6 +97,12 @@ async def test_lag_covers_every_partition_across_rebalance_and_pause(
             return len(a) == 3 and len(b) == 3 and sum(owned) == 60
 
         assert await _until(both_see_all), (_lag(m1, "scorer", topic), _lag(m2, "scorer", topic))
+
+        async def owners_marked() -> bool:  # owned="true" exactly where each member owns the partition
+            return _owned(m1, topic) == {tp.partition for tp in first.assignment()} and \
+                _owned(m2, topic) == {tp.partition for tp in second.assignment()}
+
+        assert await _until(owners_marked)
         # Lag in seconds: records are waiting, so their age is positive on the owners.
         await asyncio.sleep(1.2)
         ages = [s.value for m in (m1, m2) for fam in m.registry.collect()

@@ -284,8 +284,10 @@ class Metrics:
         self.consumer_lag = Gauge(
             "driftline_consumer_lag",
             "Messages not yet processed by the consumer group (end offset - committed offset), for every "
-            "partition of the stage's topics; every replica exports the whole group's lag: aggregate with max "
-            "by (stage, topic, partition).", ["stage", "topic", "partition"], registry=r,
+            "partition of the stage's topics.  Every replica exports the whole group's lag; owned=\"true\" "
+            "where this replica owns the partition (its figure also counts work finished but not yet "
+            "committed).  Aggregate: the owner's figure per partition, else the max of the others.",
+            ["stage", "topic", "partition", "owned"], registry=r,
         )
         self.consumer_lag_seconds = Gauge(
             "driftline_consumer_lag_seconds",
