@@ -241,5 +241,5 @@ def test_state_is_a_baseline_in_compact_form(tmp_path: Path) -> None:
     _, state = eng.score_next("k", state, cap(0, textgen.html(BASE)), eng.fingerprint(cap(0, textgen.html(BASE))))
     assert state.baseline is not None
     fp = state.baseline.fingerprint
-    assert fp.shingles is None and fp.tokens is None and len(fp.shingle_sample) == 64 * 8
+    assert fp.shingles is None and fp.tokens is None and len(fp.shingle_sample) == 48 * 8
     assert "shingles" not in fp.features and "sample" in fp.features and len(fp.term_freqs) <= 64

@@ -483,3 +483,18 @@ def test_real_engine_fingerprints_round_trip(gold_dir: Path, tmp_path: Path) -> 
             state_sizes.append(len(encode_state(s.get_state(f"h{i}"))))
     # The state a URL needs for scoring stays within 2 kB with the default engine settings.
     assert max(state_sizes) <= 2048, state_sizes
+
+
+def test_owed_alerts_are_recorded_with_their_verdict(store: BaselineStore) -> None:
+    v = make_verdict(status="off-topic")
+    assert not store.alert_pending(v.verdict_id)
+    assert store.put_verdict(v, alerts=[v.verdict_id])
+    assert store.alert_pending(v.verdict_id)  # a crash now: the re-delivered event finds the alert still owed
+    assert not store.put_verdict(v, alerts=[v.verdict_id])
+    store.mark_alert_sent(v.verdict_id)
+    assert not store.alert_pending(v.verdict_id)
+    assert not store.put_verdict(v, alerts=[v.verdict_id])  # a duplicate never owes it again
+    assert not store.alert_pending(v.verdict_id)
+    other = make_verdict(at=T0 + timedelta(days=1))
+    store.put_verdict(other)  # no alert owed
+    assert not store.alert_pending(other.verdict_id)

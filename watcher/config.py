@@ -46,6 +46,7 @@ class CanonicalConfig(_Frozen):
 
 class ExtractConfig(_Frozen):
     max_bytes: int = 20_000_000
+    max_decompress_ratio: float = Field(default=200.0, gt=1.0)
     main_content: bool = False
     remove_banners: bool = True
     fallback_encoding: str = "windows-1252"
@@ -132,6 +133,9 @@ class ScanConfig(_Frozen):
     # Pages of a paged TimeMap (or TimeMaps of a TimeMap index) read per input, the first included.
     timemap_max_pages: int = Field(default=100, ge=1)
     follow_redirects: int = 5
+    # Accept inputs or captures that could not be read (missing WARC behind a CDX, a memento that
+    # could not be fetched, a cut record): they are still reported as errors, but the exit code is 0.
+    allow_missing: bool = False
 
 
 class KafkaConfig(_Frozen):
@@ -169,7 +173,6 @@ class KafkaConfig(_Frozen):
     shutdown_timeout_s: float = 20.0
     score_threads: int = 1  # threads running engine/store calls; the engine is not thread-safe, so 1
     store_retry_s: float = 300.0  # a store outage is retried this long (the partition waits), then dead-lettered
-    alert_ledger_path: str | None = None  # default: next to the SQLite store ("<store.path>.alerts")
 
 
 class LiveFetchConfig(_Frozen):

@@ -115,10 +115,10 @@ class Engine:
             d = Decision("on-topic", "baseline", "baseline capture", 0.0)
             ref = Reference(utc(cap.timestamp), cap.uri_m, self._state_form(fp))
             return make_verdict(history, cap, fp, ref, {}, d, profile, 0.0), HistoryState(ref, state.pinned)
-        if fp.is_empty:
-            d = Decision("empty", "empty", f"no content ({fp.error or 'empty'}); no baseline yet", 0.0)
-        elif extraction_failed(fp):
+        if extraction_failed(fp):
             d = Decision("error", "error", fp.error or "extraction failed", 0.0)
+        elif fp.is_empty:
+            d = Decision("empty", "empty", f"no content ({fp.error or 'empty'}); no baseline yet", 0.0)
         elif fp.page_kind or (fp.http_status is not None and fp.http_status >= 400):
             d = Decision("off-topic", "off-topic", f"{why}; no baseline yet", 0.95,
                          ("page_kind",) if fp.page_kind else ("http_error",))

@@ -184,9 +184,9 @@ def containment(b: Fingerprint, c: Fingerprint, ctx: Context) -> float | None:
     """Share of the baseline's word shingles still present in the capture.
 
     Exact when both fingerprints hold their shingle sets.  A baseline keeps a
-    bottom-k sample of its shingle hashes (64): the share of that sample found
+    bottom-k sample of its shingle hashes (48): the share of that sample found
     in the capture's whole set is an unbiased estimate whatever the sizes
-    (standard deviation sqrt(c(1-c)/64), 0.05 at c = 0.8).  Only when neither
+    (standard deviation sqrt(c(1-c)/48), 0.06 at c = 0.8).  Only when neither
     is there, it is estimated from MinHash resemblance and the set sizes
     (|A∩B| = J(|A|+|B|)/(1+J)), which is noisy when the sizes differ a lot.
     """

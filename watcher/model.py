@@ -119,7 +119,7 @@ class Fingerprint:
     # HTTP status of the capture (None when unknown, e.g. gold files): error
     # statuses and redirects are never baselines.
     http_status: int | None = None
-    # The 64 smallest shingle hashes (uint64, packed): a bottom-k sample that a
+    # The 48 smallest shingle hashes (uint64, packed): a bottom-k sample that a
     # baseline keeps instead of its whole shingle set, so that containment of
     # the baseline in a capture stays exact in expectation even when the
     # capture is many times larger (a MinHash estimate is not).

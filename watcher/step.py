@@ -50,6 +50,7 @@ def state_form(fp: Fingerprint, keep_shingles: bool = False, keep_tokens: bool =
     return dataclasses.replace(
         fp,
         headings=(),  # read once, for the page kind
+        citation={},  # the DOI profile keeps the record it needs in its own field
         shingles=fp.shingles if keep_shingles else None,
         tokens=fp.tokens if keep_tokens else None,
         text=fp.text if keep_tokens else None,
@@ -89,10 +90,10 @@ def unfit_reason(fp: Fingerprint, policy: str) -> str | None:
     capture is judged against: a "301 Moved Permanently" page or a parked
     domain as baseline turns every real page after it into "off topic".
     """
-    if fp.is_empty:
-        return f"no content ({fp.error or 'empty'})"
     if extraction_failed(fp):
         return fp.error or "extraction failed"
+    if fp.is_empty:
+        return f"no content ({fp.error or 'empty'})"
     if fp.kind == "binary":
         return "not a document"
     if fp.http_status is not None and not 200 <= fp.http_status < 300:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from . import measures as ms
 from .config import EngineConfig
-from .fingerprint import EXTRACT_FAILED, host_of, site_of
+from .fingerprint import EXTRACT_FAILED, UNREADABLE, host_of, site_of
 from .model import ChangeClass, Fingerprint, MeasureResult, TopicStatus
 
 
@@ -28,7 +28,8 @@ class Decision:
 
 
 def extraction_failed(fp: Fingerprint) -> bool:
-    return bool(fp.error and fp.error.startswith(EXTRACT_FAILED))
+    """The capture could not be read or extracted: an error, not a page."""
+    return bool(fp.error and fp.error.startswith((EXTRACT_FAILED, UNREADABLE)))
 
 
 def scored(results: Mapping[str, MeasureResult], name: str) -> float | None:
@@ -97,10 +98,10 @@ def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureRes
     from . import profiles
 
     prof = profile or cfg.profile
-    if cur.is_empty:
-        return Decision("empty", "empty", f"no content ({cur.error or 'empty'})", 0.0)
     if extraction_failed(cur):
         return Decision("error", "error", cur.error or "extraction failed", 0.0)
+    if cur.is_empty:
+        return Decision("empty", "empty", f"no content ({cur.error or 'empty'})", 0.0)
     if cur.digest == base.digest:
         return Decision("on-topic", "unchanged", "same payload as the baseline", 0.0)
     if cur.redirect:

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from .canonical import url_key
 from .engine import Engine
 from .errors import ExtractError
+from .fingerprint import failure_reason
 from .model import Capture, Fingerprint, Verdict, utc, verdict_id
 from .step import HistoryState, same_verdict
 from .store.base import BaselineStore
@@ -75,8 +76,12 @@ class Watcher:
         out = self.handle(capture, profile)
         return out.verdict, out.stored_now
 
-    def handle(self, capture: Capture, profile: str | None = None) -> Outcome:
-        """Score and store ``capture`` (and any corrections it causes)."""
+    def handle(self, capture: Capture, profile: str | None = None, alert_on: frozenset[str] = frozenset()) -> Outcome:
+        """Score and store ``capture`` (and any corrections it causes).
+
+        ``alert_on``: the change classes that are alerts here; an alert owed
+        for the verdict (or for a correction that newly reaches such a class) is
+        recorded with it in one transaction (see ``BaselineStore.alert_pending``)."""
         history = capture.history or self.history_key(capture.url)
         vid = verdict_id(history, capture.timestamp, capture.effective_digest)
         existing = self.store.get_verdict(vid)
@@ -90,11 +95,14 @@ class Watcher:
             started = time.perf_counter()
             verdict, new_state = self.engine.score_next(history, state, capture, fp, seed, prof)
             corrections: tuple[Verdict, ...] = ()
+            was: dict[str, str] = {}
             if _moved_back(state, new_state):
-                corrections, new_state = self._rescore_after(history, capture, new_state, seed, prof)
+                corrections, new_state, was = self._rescore_after(history, capture, new_state, seed, prof)
             self._timed("score", started)
+            alerts = [verdict.verdict_id] if verdict.change in alert_on else []
+            alerts += [v.verdict_id for v in corrections if v.change in alert_on and was.get(v.verdict_id) != v.change]
             started = time.perf_counter()
-            new = self.store.put_verdict(verdict, new_state, fp, corrections)
+            new = self.store.put_verdict(verdict, new_state, fp, corrections, alerts=alerts)
             self._timed("store", started)
         if not new:
             stored = self.store.get_verdict(vid)
@@ -111,7 +119,7 @@ class Watcher:
         self._timed("extract", started)
         if extraction_failed(fp):
             # A bad event for the streaming policy: dead-lettered with the reason.
-            raise ExtractError(f"{cap.url}: {fp.error}", reason="extract")
+            raise ExtractError(f"{cap.url}: {fp.error}", reason=failure_reason(fp.error))
         return fp
 
     def _timed(self, stage: str, started: float) -> None:
@@ -126,10 +134,12 @@ class Watcher:
         return cap.url
 
     def _rescore_after(self, history: str, cap: Capture, state: HistoryState, seed: str,
-                       profile: str | None) -> tuple[tuple[Verdict, ...], HistoryState]:
-        """Re-score the kept captures later than ``cap`` against the state it produced."""
+                       profile: str | None) -> tuple[tuple[Verdict, ...], HistoryState, dict[str, str]]:
+        """Re-score the kept captures later than ``cap`` against the state it produced; return the
+        changed verdicts (new versions), the state after them, and the change each had before."""
         t = utc(cap.timestamp)
         later = [(v, fp) for v, fp in self.store.logged(history) if v.capture_time > t]
+        was: dict[str, str] = {v.verdict_id: str(v.change) for v, _ in later}
         out: list[Verdict] = []
         for old, fp in later:
             again = Capture(url=old.url, timestamp=old.capture_time, uri_m=old.uri_m, digest=old.digest,
@@ -144,7 +154,7 @@ class Watcher:
             self.uncorrectable += len(missing)
             log.warning("%s: late capture %s changed the baseline; %d later verdicts are outside the re-scoring "
                         "window and keep their old baseline", history, t.isoformat(), len(missing))
-        return tuple(out), state
+        return tuple(out), state, was
 
 
 def _moved_back(before: HistoryState, after: HistoryState) -> bool:

@@ -46,14 +46,23 @@ class BaselineStore(Protocol):
     def get_verdict(self, verdict_id: str) -> Verdict | None: ...
 
     def put_verdict(self, verdict: Verdict, state: HistoryState | None = None, fingerprint: Fingerprint | None = None,
-                    corrections: Sequence[Verdict] = (), *, baseline: StoredBaseline | None = None) -> bool:
+                    corrections: Sequence[Verdict] = (), *, baseline: StoredBaseline | None = None,
+                    alerts: Sequence[str] = ()) -> bool:
         """Store ``verdict``; return False (and change nothing) if its id is
         already stored, or was stored once and pruned by ``history_limit``.
         ``fingerprint`` (the capture's) is kept for the re-scoring window;
         ``corrections`` replace stored verdicts by new versions; ``state`` (or
         the older ``baseline``) becomes the history's state -- all in one
         transaction, and only if the verdict is new, so a crash cannot leave a
-        new baseline without its verdict."""
+        new baseline without its verdict.  ``alerts`` (verdict ids) are
+        recorded as owed in the same transaction: an alert is owed exactly when
+        its verdict exists, so a crash before the send re-sends it."""
+
+    def alert_pending(self, verdict_id: str) -> bool:
+        """An alert is owed for this verdict and not yet acknowledged by the broker."""
+
+    def mark_alert_sent(self, verdict_id: str) -> None:
+        """The broker acknowledged the alert: it is not owed any more."""
 
     def logged(self, history: str) -> list[tuple[Verdict, Fingerprint]]:
         """Stored verdicts of ``history`` that still hold their capture's fingerprint, oldest first."""

@@ -52,6 +52,7 @@ class MemoryStore:
         self._by_history: dict[str, list[tuple[tuple[datetime, str], Verdict]]] = defaultdict(list)
         self._fps: dict[str, tuple[float, Fingerprint]] = {}  # verdict id -> (arrival, fingerprint)
         self._pruned: set[str] = set()  # ids of verdicts dropped by the history limit
+        self._alerts: dict[str, str] = {}  # verdict id -> "pending" | "sent"
         self._latest: dict[str, tuple[tuple[datetime, str], str]] = {}  # history -> (order key, status)
 
     def _check_open(self) -> None:
@@ -98,7 +99,8 @@ class MemoryStore:
             return self._verdicts.get(verdict_id)
 
     def put_verdict(self, verdict: Verdict, state: HistoryState | None = None, fingerprint: Fingerprint | None = None,
-                    corrections: Sequence[Verdict] = (), *, baseline: StoredBaseline | None = None) -> bool:
+                    corrections: Sequence[Verdict] = (), *, baseline: StoredBaseline | None = None,
+                    alerts: Sequence[str] = ()) -> bool:
         key = _order_key(verdict)
         if baseline is not None and state is None:
             state = HistoryState(Reference(utc(baseline.capture_time), baseline.uri_m, baseline.fingerprint))
@@ -127,6 +129,8 @@ class MemoryStore:
                     self._latest[h] = (k, v.status)
             if stored is not None:
                 self._states[h] = stored
+            for vid in alerts:
+                self._alerts.setdefault(vid, "pending")
             for _, old in rows:
                 got = self._fps.get(old.verdict_id)
                 if got is not None and got[0] < now - self.rescore_window_s:
@@ -137,6 +141,15 @@ class MemoryStore:
                 self._fps.pop(old.verdict_id, None)
                 self._pruned.add(old.verdict_id)
             return True
+
+    def alert_pending(self, verdict_id: str) -> bool:
+        with self._lock:
+            return self._alerts.get(verdict_id) == "pending"
+
+    def mark_alert_sent(self, verdict_id: str) -> None:
+        with self._lock:
+            if verdict_id in self._alerts:
+                self._alerts[verdict_id] = "sent"
 
     def logged(self, history: str) -> list[tuple[Verdict, Fingerprint]]:
         with self._lock:

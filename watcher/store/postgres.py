@@ -51,7 +51,7 @@ from .sqlbase import Rows, SQLStore
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: Key of the advisory lock that serialises schema creation (b"driftln" as an integer).
 _SCHEMA_LOCK_KEY = int.from_bytes(b"driftln", "big")
 #: Defaults added to the DSN when it does not set them.
@@ -77,6 +77,11 @@ CREATE TABLE IF NOT EXISTS verdicts (
 );
 CREATE INDEX IF NOT EXISTS verdicts_history_time ON verdicts (history, capture_time DESC, verdict_id DESC);
 CREATE TABLE IF NOT EXISTS doc_count (history TEXT COLLATE "C" PRIMARY KEY, n BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS alerts (
+    verdict_id TEXT COLLATE "C" PRIMARY KEY,
+    state TEXT NOT NULL,
+    at DOUBLE PRECISION NOT NULL
+);
 CREATE TABLE IF NOT EXISTS latest (
     history TEXT COLLATE "C" PRIMARY KEY,
     verdict_id TEXT COLLATE "C" NOT NULL,

@@ -67,7 +67,7 @@ class SQLStore(ABC):
     #: ``LIMIT`` clause meaning "no limit" (needed before ``OFFSET``).
     LIMIT_ALL: ClassVar[str] = "LIMIT ALL"
     #: Version written to ``meta.schema_version``; a store with a higher one is refused.
-    SCHEMA_VERSION: ClassVar[int] = 2
+    SCHEMA_VERSION: ClassVar[int] = 3
     #: Statements that bring a version-1 store to version 2.
     MIGRATE_1_2: ClassVar[tuple[str, ...]] = (
         "ALTER TABLE verdicts ADD COLUMN fingerprint BLOB",
@@ -170,6 +170,7 @@ class SQLStore(ABC):
             if row is not None and int(row[0]) == 1:
                 for stmt in self.MIGRATE_1_2:
                     self._run(c, stmt)
+            # version 2 -> 3 adds a table only: the schema's CREATE ... IF NOT EXISTS does it
             for stmt in self.SCHEMA.split(";"):
                 if stmt.strip():
                     self._run(c, stmt)
@@ -250,7 +251,8 @@ class SQLStore(ABC):
         return decode_verdict(row[0]) if row is not None else None
 
     def put_verdict(self, verdict: Verdict, state: HistoryState | None = None, fingerprint: Fingerprint | None = None,
-                    corrections: Sequence[Verdict] = (), *, baseline: StoredBaseline | None = None) -> bool:
+                    corrections: Sequence[Verdict] = (), *, baseline: StoredBaseline | None = None,
+                    alerts: Sequence[str] = ()) -> bool:
         """Insert ``verdict`` once, with the capture's ``fingerprint`` (kept
         for ``rescore_window_s`` so that a late capture can re-score it); the
         ``corrections`` (new versions of stored verdicts), the new ``state``,
@@ -296,6 +298,9 @@ class SQLStore(ABC):
                     )
                 if state is not None:
                     self._upsert_state(c, verdict.history, state)
+                for vid in alerts:  # the alert is owed from the moment the verdict exists
+                    self._run(c, "INSERT INTO alerts (verdict_id, state, at) VALUES (?, 'pending', ?) "
+                              "ON CONFLICT (verdict_id) DO NOTHING", (vid, now))
                 self._run(c, "UPDATE verdicts SET fingerprint = NULL WHERE history = ? AND fingerprint IS NOT NULL "
                           "AND received_at < ?", (h, now - self.rescore_window_s))
                 if int(seen) > self.history_limit:  # n counts every verdict ever stored: an upper bound
@@ -305,6 +310,19 @@ class SQLStore(ABC):
         except self.DB_ERRORS as exc:
             raise StoreError(f"cannot store verdict in {self.where}: {exc}", reason="store_write") from exc
         return True
+
+    def alert_pending(self, verdict_id: str) -> bool:
+        """An alert is owed for this verdict and was not acknowledged by the broker yet."""
+        with self._read() as c:
+            row = self._run(c, "SELECT state FROM alerts WHERE verdict_id = ?", (verdict_id,)).fetchone()
+        return row is not None and row[0] == "pending"
+
+    def mark_alert_sent(self, verdict_id: str) -> None:
+        try:
+            with self._tx() as c:
+                self._run(c, "UPDATE alerts SET state = 'sent', at = ? WHERE verdict_id = ?", (time.time(), verdict_id))
+        except self.DB_ERRORS as exc:
+            raise StoreError(f"cannot mark alert sent in {self.where}: {exc}", reason="store_write") from exc
 
     def logged(self, history: str) -> list[tuple[Verdict, Fingerprint]]:
         """Stored verdicts of ``history`` that still hold their capture's

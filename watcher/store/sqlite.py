@@ -42,7 +42,7 @@ from .sqlbase import Rows, SQLStore
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS baselines (
@@ -63,6 +63,11 @@ CREATE TABLE IF NOT EXISTS verdicts (
 );
 CREATE INDEX IF NOT EXISTS verdicts_history_time ON verdicts (history, capture_time DESC, verdict_id DESC);
 CREATE TABLE IF NOT EXISTS doc_count (history TEXT PRIMARY KEY, n INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS alerts (
+    verdict_id TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    at DOUBLE PRECISION NOT NULL
+);
 CREATE TABLE IF NOT EXISTS latest (
     history TEXT PRIMARY KEY,
     verdict_id TEXT NOT NULL,
