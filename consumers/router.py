@@ -48,6 +48,7 @@ class Router:
         or dead letter (bad input with its slug; anything unexpected as
         ``internal``, with its traceback logged).
         """
+        # Counted here, once: the scorer does not count the re-keyed copy.
         self.metrics.events_consumed.labels(topic=record.topic).inc()
         try:
             await self._route(record)

@@ -218,6 +218,15 @@ class MetricsConfig(_Frozen):
     enabled: bool = True
     host: str = "127.0.0.1"
     port: int = 9308
+    # Consumer lag is read from the group's committed offsets and the topics'
+    # end offsets this often, for every partition (owned or not).
+    lag_interval_s: float = Field(default=10.0, gt=0)
+    # Distinct crawl jobs/collections that get their own label value; later
+    # ones are counted as "other" (bounded cardinality).
+    max_collections: int = Field(default=20, ge=0, le=1000)
+    # Crawl jobs/collections known in advance: their series exist (at 0) from
+    # the start, so rate() sees their first verdict too.
+    collections: tuple[str, ...] = ()
 
 
 class RecommendConfig(_Frozen):
