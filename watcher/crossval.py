@@ -41,8 +41,8 @@ import math
 import random
 import statistics
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any
 
@@ -190,6 +190,7 @@ class Rule:
     measures: tuple[str, ...] = ()
     with_checks: bool = False
     policy: PolicyConfig = field(default_factory=PolicyConfig)
+    with_default: bool = False  # OR the result's own verdict (an extra voter added to the default)
 
 
 def _flags(t: Table, name: str, threshold: float | None) -> BoolArr:
@@ -277,7 +278,17 @@ def apply_rule(t: Table, rule: Rule, thresholds: Mapping[str, float | None]) -> 
     if rule.kind == "default":
         return t.default.copy()
     flags = _policy(t, rule, thresholds)
-    return flags | t.checks if rule.with_checks else flags
+    return flags | _base(t, rule)
+
+
+def _base(t: Table, rule: Rule) -> BoolArr:
+    """What the rule flags whatever its thresholds: fixed checks, default verdict."""
+    base = np.zeros(t.n, dtype=bool)
+    if rule.with_checks:
+        base |= t.checks
+    if rule.with_default:
+        base |= t.default
+    return base
 
 
 def tune(t: Table, rule: Rule, train: BoolArr) -> dict[str, float | None]:
@@ -288,7 +299,7 @@ def tune(t: Table, rule: Rule, train: BoolArr) -> dict[str, float | None]:
     another policy: coordinate ascent from each measure's own best, a few
     rounds, each step a full sweep of one threshold with the others fixed.
     """
-    base = t.checks if rule.with_checks else np.zeros(t.n, dtype=bool)
+    base = _base(t, rule)
     ms = list(rule.measures)
     if not ms:
         return {}
@@ -393,7 +404,8 @@ class RuleResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.rule.name, "kind": self.rule.kind, "measures": list(self.rule.measures),
-                "with_checks": self.rule.with_checks, "folds": self.folds, "stats": self.stats,
+                "with_checks": self.rule.with_checks, "with_default": self.rule.with_default,
+                "folds": self.folds, "stats": self.stats,
                 "micro": self.micro, "macro_f1": self.macro_f1, "timemap": self.timemap, "errors": self.errors}
 
 
@@ -415,11 +427,14 @@ class CVReport:
                 "fold_sizes": self.fold_sizes, "rules": [r.to_json() for r in self.results]}
 
 
-def run_rule(t: Table, rule: Rule, fold_of_row: npt.NDArray[np.int64], k: int) -> RuleResult:
-    """Tune on the training folds, predict each held-out fold, pool."""
+def run_rule(tables: Sequence[Table], rule: Rule, fold_of_row: npt.NDArray[np.int64], k: int) -> RuleResult:
+    """Tune on the training folds, predict each held-out fold, pool
+    (``tables``: one per fold, the same rows; scores may differ by fold)."""
+    t = tables[0]
     pooled = np.zeros(t.n, dtype=bool)
     folds: list[dict[str, Any]] = []
     for f in range(k):
+        t = tables[f]
         test = fold_of_row == f
         th = tune(t, rule, ~test) if rule.kind != "default" else {}
         flags = apply_rule(t, rule, th)
@@ -450,8 +465,14 @@ def default_rules(t: Table, voting: Sequence[str], policy: PolicyConfig) -> list
 
 def cross_validate(matched: Matched, k: int, seed: int = 0, voting: Sequence[str] = ("tfintersection", "wordcount"),
                    policy: PolicyConfig | None = None, rules: Sequence[Rule] | None = None,
-                   labels_path: str = "", result_path: str = "") -> CVReport:
-    """Grouped K-fold cross-validation of every rule on one matched result."""
+                   labels_path: str = "", result_path: str = "",
+                   fold_columns: FoldColumns | None = None) -> CVReport:
+    """Grouped K-fold cross-validation of every rule on one matched result.
+
+    ``fold_columns(fold, test_mask)``: extra score columns computed for one
+    fold from its training rows only (e.g. a collection centroid), as
+    ``name -> (scores, direction, kind)``.
+    """
     t = build_table(matched)
     if t.n == 0:
         raise InputError("no labelled capture matched a result: nothing to cross-validate", reason="folds")
@@ -460,9 +481,23 @@ def cross_validate(matched: Matched, k: int, seed: int = 0, voting: Sequence[str
     sizes = [{"fold": f, "timemaps": sum(1 for v in fold_of.values() if v == f),
               "captures": int((fold_of_row == f).sum()), "positives": int(t.positive[fold_of_row == f].sum())}
              for f in range(k)]
-    todo = list(rules) if rules is not None else default_rules(t, voting, policy or PolicyConfig())
+    tables = [t] * k
+    if fold_columns is not None:
+        tables = [with_columns(t, fold_columns(f, fold_of_row == f)) for f in range(k)]
+    todo = list(rules) if rules is not None else default_rules(tables[0], voting, policy or PolicyConfig())
     return CVReport(labels_path, result_path, k, seed, t.n, int(t.positive.sum()), len(fold_of), sizes,
-                    [run_rule(t, r, fold_of_row, k) for r in todo])
+                    [run_rule(tables, r, fold_of_row, k) for r in todo])
+
+
+Column = tuple[FloatArr, str, str]  # scores (NaN = unscored), direction, kind
+FoldColumns = Callable[[int, BoolArr], Mapping[str, Column]]
+
+
+def with_columns(t: Table, cols: Mapping[str, Column]) -> Table:
+    """``t`` with extra (or replaced) score columns; no prior threshold."""
+    return replace(t, scores={**t.scores, **{n: c[0] for n, c in cols.items()}},
+                   shapes={**t.shapes, **{n: (c[1], c[2]) for n, c in cols.items()}},
+                   priors={**t.priors, **{n: None for n in cols}})
 
 
 # -- text -----------------------------------------------------------------------
