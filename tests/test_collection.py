@@ -39,6 +39,12 @@ def test_aboutness_ranks_on_and_off_collection_topic() -> None:
     own = aboutness(baselines[-1], c)
     loo = aboutness(baselines[-1], c, exclude=baselines[-1])
     assert own is not None and loo is not None and loo < own
+    # the closed form equals recomputing the centroid without it (same IDF)
+    u = c.unit(baselines[-1])
+    rest = {t: w - u.get(t, 0.0) for t, w in c.total.items()}
+    manual = collection.Centroid(c.idf, c.default_idf, rest, c.count - 1, sum(w * w for w in rest.values()))
+    x = fp(["law", "space"], seed=7)
+    assert aboutness(x, c, exclude=baselines[-1]) == pytest.approx(aboutness(x, manual), abs=1e-9)
     one = collection_centroid(baselines[:1])
     assert aboutness(baselines[0], one, exclude=baselines[0]) is None  # nothing left
     empty = ENGINE.fingerprint(Capture(url="http://x.example/", timestamp=datetime(2020, 1, 1, tzinfo=UTC),

@@ -58,6 +58,7 @@ class Centroid:
     default_idf: float
     total: Mapping[str, float]  # sum of unit vectors (the centroid up to scale)
     count: int
+    norm2: float = 0.0  # |total|^2
 
     def unit(self, fp: Fingerprint) -> dict[str, float]:
         """``fp``'s L2-normalised TF-IDF vector under this collection's IDF."""
@@ -82,27 +83,32 @@ def collection_centroid(baselines: Iterable[Fingerprint]) -> Centroid:
     total: Counter[str] = Counter()
     for fp in docs:
         total.update(c.unit(fp))
-    return Centroid(idf, c.default_idf, dict(total), n)
+    return Centroid(idf, c.default_idf, dict(total), n, sum(w * w for w in total.values()))
 
 
 def aboutness(fp: Fingerprint, centroid: Centroid, exclude: Fingerprint | None = None) -> float | None:
     """Cosine of ``fp`` to the collection centroid, 0..1 (None: no terms, or
     an empty centroid).  ``exclude``: a baseline that is part of the centroid
-    and must not count (the capture's own TimeMap's)."""
+    and must not count (the capture's own TimeMap's); its unit vector u is
+    taken out without copying the centroid: v.(S-u) / |S-u|, with
+    |S-u|^2 = |S|^2 - 2 S.u + 1."""
     if not fp.term_freqs or centroid.count == 0:
         return None
-    total: Mapping[str, float] = centroid.total
+    total = centroid.total
+    v = centroid.unit(fp)
+    if not v:
+        return None
+    dot = sum(w * total.get(t, 0.0) for t, w in v.items())
+    norm2 = centroid.norm2
     if exclude is not None and exclude.term_freqs:
         if centroid.count <= 1:
             return None
-        minus = centroid.unit(exclude)
-        total = {t: w - minus.get(t, 0.0) for t, w in total.items()}
-    v = centroid.unit(fp)
-    norm = math.sqrt(sum(w * w for w in total.values()))
-    if not v or norm <= 1e-12:
+        u = centroid.unit(exclude)
+        dot -= sum(w * u.get(t, 0.0) for t, w in v.items())
+        norm2 += -2.0 * sum(w * total.get(t, 0.0) for t, w in u.items()) + sum(w * w for w in u.values())
+    if norm2 <= 1e-12:
         return None
-    dot = sum(w * total.get(t, 0.0) for t, w in v.items())
-    return max(0.0, min(1.0, dot / norm))
+    return max(0.0, min(1.0, dot / math.sqrt(norm2)))
 
 
 # -- LSI (OTMT's gensim_lsi) ----------------------------------------------------
