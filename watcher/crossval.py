@@ -232,17 +232,20 @@ def _best_added(t: Table, name: str, train: BoolArr, base: BoolArr,
         tp = tp0 + rp.size - np.searchsorted(rp, c, "right")
         fp = fp0 + rn.size - np.searchsorted(rn, c, "right")
     f1 = np.where(tp > 0, 2 * tp / np.maximum(1, 2 * tp + fp + (total - tp)), 0.0)
-    i = _tie_break(c, f1, t.priors.get(name))
+    i = _tie_break(c, f1, t.priors.get(name), t.shapes[name][0])
     return float(c[i]), float(f1[i])
 
 
-def _tie_break(cands: FloatArr, f1: FloatArr, prior: float | None) -> int:
+def _tie_break(cands: FloatArr, f1: FloatArr, prior: float | None, direction: str) -> int:
     """Index of the best F1; among equal F1s the candidate nearest ``prior``
-    (the threshold in use), else the first: where training cannot tell two
-    thresholds apart, it is no reason to move the one in use."""
+    (the threshold in use): where training cannot tell two thresholds apart,
+    it is no reason to move the one in use.  Without a prior, the candidate
+    that flags least (lowest for "below", highest for "above")."""
     best = np.flatnonzero(f1 >= f1.max() - 1e-12)
-    if prior is None or best.size == 1:
+    if best.size == 1:
         return int(best[0])
+    if prior is None:
+        return int(best[0] if direction == "below" else best[-1])
     return int(best[np.argmin(np.abs(cands[best] - prior))])
 
 
