@@ -201,3 +201,35 @@ def test_shared_gold_five_folds(gold_dir: Path, capsys: pytest.CaptureFixture[st
     verdict = next(r for r in out["rules"] if r["kind"] == "verdict")
     assert 0.5 < verdict["micro"]["f1"] <= 1.0
     assert all(np.isfinite(r["stats"]["f1"]["mean"]) for r in out["rules"])
+
+
+def test_fold_columns_see_only_their_fold_and_default_or_voter(tmp_path: Path) -> None:
+    """Per-fold score columns (as the collection centroid is built) are asked
+    for with that fold's held-out mask, and are what that fold tunes and
+    predicts with; a voter OR-ed onto the default verdict never flags less."""
+    labels, result = write_case(tmp_path, TINY)
+    m = match_results(labels, result)
+    groups = [g.id for g, _ in m.pairs]
+    seen: list[tuple[int, list[str]]] = []
+
+    def cols(fold: int, test: np.ndarray) -> dict[str, tuple[np.ndarray, str, str]]:
+        held = sorted({groups[i] for i in np.flatnonzero(test)})
+        seen.append((fold, held))
+        # a score that is informative only about the held-out TimeMap's own rows
+        s = np.array([0.0 if groups[i] in held else 0.5 for i in range(len(groups))])
+        return {"extra": (s, "below", "fraction")}
+
+    rules = [Rule("extra", "measure", ("extra",)), Rule("default OR extra", "verdict", ("extra",), with_default=True)]
+    rep = cross_validate(m, 2, seed=0, rules=rules, fold_columns=cols)
+    assert sorted(f for f, _ in seen) == [0, 1] and sorted(h for _, hs in seen for h in hs) == ["1", "2"]
+    alone = rep.results[0]
+    # Training rows all score 0.5, so the candidates are 0.49..0.51 (had the
+    # held-out 0.0s been seen, -0.01 would be one); only 0.51 flags anything
+    # (tp 1, fp 1 in training): it is chosen, and flags both held-out rows.
+    assert [f["thresholds"] for f in alone.folds] == [{"extra": 0.51}, {"extra": 0.51}]
+    assert (alone.micro["tp"], alone.micro["fp"], alone.micro["fn"]) == (2, 2, 0)
+    # On top of the default (already F1 1 in training) extra cannot help: 0.49
+    # and 0.50 tie and the least-flagging one is kept, yet held-out 0.0s fall below it.
+    with_default = rep.results[1]
+    assert [f["thresholds"] for f in with_default.folds] == [{"extra": 0.49}, {"extra": 0.49}]
+    assert (with_default.micro["tp"], with_default.micro["fp"], with_default.micro["fn"]) == (2, 2, 0)
