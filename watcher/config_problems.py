@@ -1,0 +1,115 @@
+"""Turn a pydantic ``ValidationError`` into one clear line per problem.
+
+Why not pydantic's own message: it spans several lines per problem, names
+``config.yaml`` when the bad value came from an environment variable or a
+command-line option, and prints ``input_value=...`` -- the password itself
+when the bad key is a secret.  Here each line names where the value came from
+(the environment variable, the option, or the dotted key of the file), what
+was expected, and the value only when the key is not secret.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+# A key whose name contains one of these never has its value echoed.
+SECRET_WORDS = ("password", "secret", "token", "dsn", "key", "credential")
+
+Path = tuple[str, ...]
+
+
+class FieldProblemError(ValueError):
+    """Raised by a validator that checks several fields: names the sub-key at fault.
+
+    ``sub_path`` is relative to the model the validator belongs to; ``value``
+    is shown (unless secret), ``expected`` says what would be accepted.
+    """
+
+    def __init__(self, sub_path: str, value: Any, expected: str) -> None:
+        super().__init__(f"{sub_path}: {expected}")
+        self.sub_path = tuple(sub_path.split("."))
+        self.value = value
+        self.expected = expected
+
+
+def is_secret(path: Sequence[str]) -> bool:
+    return any(word in part.lower() for part in path for word in SECRET_WORDS)
+
+
+def _expected(err: Mapping[str, Any]) -> str:
+    kind = str(err.get("type", ""))
+    ctx: Mapping[str, Any] = err.get("ctx") or {}
+    if kind in ("int_parsing", "int_type", "int_from_float"):
+        return "expected an integer"
+    if kind in ("float_parsing", "float_type", "finite_number"):
+        return "expected a number"
+    if kind in ("bool_parsing", "bool_type"):
+        return "expected true or false"
+    if kind in ("string_type", "string_unicode"):
+        return "expected a string"
+    if kind in ("dict_type", "model_type", "model_attributes_type", "mapping_type"):
+        return "expected a mapping (key: value)"
+    if kind in ("tuple_type", "list_type", "iterable_type"):
+        return "expected a list"
+    if kind == "literal_error":
+        return f"expected one of {ctx.get('expected', '?')}"
+    if kind == "greater_than_equal":
+        return f"expected a value >= {ctx.get('ge')}"
+    if kind == "greater_than":
+        return f"expected a value > {ctx.get('gt')}"
+    if kind == "less_than_equal":
+        return f"expected a value <= {ctx.get('le')}"
+    if kind == "less_than":
+        return f"expected a value < {ctx.get('lt')}"
+    if kind == "extra_forbidden":
+        return "unknown key"
+    if kind == "missing":
+        return "required"
+    if kind == "value_error" and "error" in ctx:
+        return str(ctx["error"])
+    return str(err.get("msg", "invalid")).replace("\n", " ")
+
+
+def _shown(value: Any) -> str | None:
+    """A short repr of a scalar input; None for structures (they would not fit one line)."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        text = repr(value)
+        return text if len(text) <= 80 else text[:77] + "..."
+    return None
+
+
+def describe(exc: ValidationError, *, file: str, sources: Mapping[Path, str],
+             env_raw: Mapping[str, str]) -> list[str]:
+    """One line per problem of ``exc``.
+
+    ``sources`` maps a config path to where it was set when not from the file:
+    an environment variable name (``DRIFTLINE__...``, whose raw text is in
+    ``env_raw``) or a command-line option (``--policy``).
+    """
+    lines: list[str] = []
+    for err in exc.errors(include_url=False):
+        path: Path = tuple(str(p) for p in err.get("loc", ()))
+        ctx = err.get("ctx") or {}
+        problem = ctx.get("error")
+        value = err.get("input")
+        if isinstance(problem, FieldProblemError):
+            path = path + problem.sub_path
+            value, expected = problem.value, problem.expected
+        else:
+            expected = _expected(err)
+        origin = next((sources[path[:i]] for i in range(len(path), 0, -1) if path[:i] in sources), None)
+        dotted = ".".join(path) or "(top level)"
+        if origin is not None and origin.startswith("DRIFTLINE__"):
+            name = origin if origin.lower().endswith("__".join(path).lower()) else f"{origin} ({dotted})"
+            value = env_raw.get(origin, value)
+            where = ""
+        elif origin is not None:
+            name, where = dotted, f" (from {origin})"
+        else:
+            name, where = dotted, f" (in {file})" if file else ""
+        shown = None if is_secret(path) or err.get("type") == "extra_forbidden" else _shown(value)
+        lines.append(f"{name}{'' if shown is None else '=' + shown}{where}: {expected}")
+    return lines
