@@ -176,6 +176,8 @@ class KafkaConfig(_Frozen):
     keyed_topic: str = "driftline-events-keyed"
     create_topics: bool = True  # create missing topics (and re-create them after a memory broker restarts)
     topic_check_interval_s: float = Field(default=5.0, gt=0)
+    # Cap of the exponential backoff between attempts to reach an unreachable broker at start-up.
+    connect_retry_max_s: float = Field(default=30.0, gt=0)
     idempotent_producer: bool = True  # falls back to acks=all alone when the broker refuses (Tansu 0.6)
     auto_offset_reset: Literal["earliest", "latest"] = "earliest"
     heartbeat_interval_ms: int = Field(default=3_000, ge=1)
