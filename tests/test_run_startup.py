@@ -145,3 +145,31 @@ async def test_producer_capability_probed_without_an_error_line(kafka_broker: Em
             await publisher.stop()
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
     assert any("cannot give producer ids" in r.getMessage() for r in caplog.records)
+
+
+def _demo_env(tmp: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DRIFTLINE")}
+    env.update({"PYTHONPATH": str(REPO), "TMPDIR": str(tmp), "DRIFTLINE__METRICS__PORT": str(_free_port())})
+    return env
+
+
+@pytest.mark.kafka
+def test_demo_removes_its_temp_folder_at_the_end_and_on_ctrl_c(tmp_path: Path) -> None:
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    done = subprocess.run([sys.executable, "-m", "watcher.cli", "--log-level", "WARNING", "demo", "--once"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300, env=_demo_env(tmp))
+    assert done.returncode == 0, done.stderr
+    assert "WARC " + str(tmp) in done.stdout  # the work folder was made under TMPDIR ...
+    assert list(tmp.iterdir()) == []  # ... and is gone
+
+    proc = subprocess.Popen([sys.executable, "-m", "watcher.cli", "--log-level", "WARNING", "demo"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_demo_env(tmp))
+    assert proc.stdout is not None
+    first = proc.stdout.readline()  # "driftline demo: ... WARC <folder>/demo.warc.gz"
+    assert str(tmp) in first and any(tmp.iterdir())
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode in (0, 1, 130), stderr
+    assert "Traceback" not in stderr
+    assert list(tmp.iterdir()) == []

@@ -325,7 +325,7 @@ class Config(_Frozen):
     @classmethod
     def _level(cls, v: str) -> str:
         if v.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
-            raise ValueError(f"unknown log level {v!r}")
+            raise ValueError("expected one of DEBUG, INFO, WARNING, ERROR, CRITICAL")
         return v.upper()
 
 
