@@ -227,3 +227,17 @@ def test_summary_log_counts_histories(tmp_path: Path, warc: Path, caplog: pytest
     with caplog.at_level(logging.INFO, logger="watcher.output.writers"):
         assert main(["scan", str(warc), "-o", str(tmp_path / "s.tsv"), "-f", "summary", "--no-progress"]) == 0
     assert any("wrote 1 histories as summary" in r.getMessage() for r in caplog.records), caplog.text
+
+
+def test_unknown_keys_suggest_the_nearest_known_one(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_config(DEFAULT_CONFIG, environ={"DRIFTLINE__KAFKA__MAX_INFLIGHT": "3"})
+    assert err.value.problems == ["DRIFTLINE__KAFKA__MAX_INFLIGHT: unknown key "
+                                  "(did you mean DRIFTLINE__KAFKA__MAX_IN_FLIGHT?)"]
+    bad = tmp_path / "c.yaml"
+    bad.write_text("metrics:\n  prot: 9400\nstore:\n  colour: blue\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(bad, environ={})
+    prot, colour = sorted(err.value.problems)
+    assert prot == f"metrics.prot (in {bad}): unknown key (did you mean metrics.port?)"
+    assert colour.startswith(f"store.colour (in {bad}): unknown key (known here: backend, path, dsn, ")

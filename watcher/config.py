@@ -405,5 +405,5 @@ def load_config(
         return Config.model_validate(data)
     except ValidationError as exc:
         lines = describe(exc, file=str(source) if source.exists() else "", sources=sources,
-                         env_raw={k: v for k, v in env.items() if k.startswith(ENV_PREFIX)})
+                         env_raw={k: v for k, v in env.items() if k.startswith(ENV_PREFIX)}, model=Config)
         raise ConfigError("\n".join(lines), problems=lines) from None

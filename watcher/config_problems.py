@@ -10,10 +10,11 @@ was expected, and the value only when the key is not secret.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 # A key whose name contains one of these never has its value echoed.
 SECRET_WORDS = ("password", "secret", "token", "dsn", "key", "credential")
@@ -81,13 +82,33 @@ def _shown(value: Any) -> str | None:
     return None
 
 
+def _known_keys(model: type[BaseModel] | None, path: Path) -> list[str]:
+    """The keys the section at ``path`` accepts (empty when it is no settings section)."""
+    for part in path:
+        if model is None or part not in model.model_fields:
+            return []
+        ann = model.model_fields[part].annotation
+        model = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
+    return list(model.model_fields) if model is not None else []
+
+
+def _unknown(model: type[BaseModel] | None, path: Path, env: bool) -> str:
+    known = _known_keys(model, path[:-1])
+    close = difflib.get_close_matches(path[-1], known, n=1, cutoff=0.6) if path and known else []
+    if close:
+        near = (*path[:-1], close[0])
+        return f"unknown key (did you mean {'DRIFTLINE__' + '__'.join(near).upper() if env else '.'.join(near)}?)"
+    return "unknown key" + (f" (known here: {', '.join(known)})" if 0 < len(known) <= 12 else "")
+
+
 def describe(exc: ValidationError, *, file: str, sources: Mapping[Path, str],
-             env_raw: Mapping[str, str]) -> list[str]:
+             env_raw: Mapping[str, str], model: type[BaseModel] | None = None) -> list[str]:
     """One line per problem of ``exc``.
 
     ``sources`` maps a config path to where it was set when not from the file:
     an environment variable name (``DRIFTLINE__...``, whose raw text is in
-    ``env_raw``) or a command-line option (``--policy``).
+    ``env_raw``) or a command-line option (``--policy``).  ``model`` (the
+    root settings class) lets an unknown key suggest the nearest known one.
     """
     lines: list[str] = []
     for err in exc.errors(include_url=False):
@@ -101,6 +122,8 @@ def describe(exc: ValidationError, *, file: str, sources: Mapping[Path, str],
         else:
             expected = _expected(err)
         origin = next((sources[path[:i]] for i in range(len(path), 0, -1) if path[:i] in sources), None)
+        if err.get("type") == "extra_forbidden":
+            expected = _unknown(model, path, env=bool(origin and origin.startswith("DRIFTLINE__")))
         dotted = ".".join(path) or "(top level)"
         if origin is not None and origin.startswith("DRIFTLINE__"):
             name = origin if origin.lower().endswith("__".join(path).lower()) else f"{origin} ({dotted})"
