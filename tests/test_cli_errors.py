@@ -241,3 +241,14 @@ def test_unknown_keys_suggest_the_nearest_known_one(tmp_path: Path) -> None:
     prot, colour = sorted(err.value.problems)
     assert prot == f"metrics.prot (in {bad}): unknown key (did you mean metrics.port?)"
     assert colour.startswith(f"store.colour (in {bad}): unknown key (known here: backend, path, dsn, ")
+
+
+def test_pinned_baselines_need_14_digit_timestamps(tmp_path: Path) -> None:
+    cfg = tmp_path / "p.yaml"
+    cfg.write_text('engine:\n  baseline:\n    policy: pinned\n    pinned: {"example.org": "2020-01-01"}\n')
+    with pytest.raises(ConfigError) as err:
+        load_config(cfg, environ={})
+    assert err.value.problems == [f"engine.baseline.pinned.example.org='2020-01-01' (in {cfg}): expected a 14-digit "
+                                  "timestamp (YYYYMMDDhhmmss, UTC)"]
+    cfg.write_text('engine:\n  baseline:\n    policy: pinned\n    pinned: {"example.org": 20200101000000}\n')
+    assert load_config(cfg, environ={}).engine.baseline.pinned == {"example.org": "20200101000000"}

@@ -88,6 +88,15 @@ class BaselineConfig(_Frozen):
     policy: Literal["first", "first-valid", "pinned", "rolling"] = "first"
     pinned: Mapping[str, str] = Field(default_factory=dict)  # history -> 14-digit timestamp
 
+    @field_validator("pinned")
+    @classmethod
+    def _timestamps(cls, v: Mapping[str, str]) -> Mapping[str, str]:
+        # Compared as text with the capture's 14-digit time: any other form would never match.
+        for history, ts in v.items():
+            if not (isinstance(ts, str) and len(ts) == 14 and ts.isdigit()):
+                raise FieldProblemError(history, ts, "expected a 14-digit timestamp (YYYYMMDDhhmmss, UTC)")
+        return v
+
     @model_validator(mode="after")
     def _pins(self) -> BaselineConfig:
         # "pinned" without pins silently behaves as "first-valid": refuse it so the operator notices.
