@@ -252,3 +252,16 @@ def test_pinned_baselines_need_14_digit_timestamps(tmp_path: Path) -> None:
                                   "timestamp (YYYYMMDDhhmmss, UTC)"]
     cfg.write_text('engine:\n  baseline:\n    policy: pinned\n    pinned: {"example.org": 20200101000000}\n')
     assert load_config(cfg, environ={}).engine.baseline.pinned == {"example.org": "20200101000000"}
+
+
+def test_unreadable_or_broken_config_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("kafka: [\n")
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(b"\x91\x92\x00\xff" * 10)
+    for cfg, expected in ((broken, f"{broken}: not valid YAML at line 2, column 1: expected the node content"),
+                          (binary, f"{binary}: not a YAML configuration file (not UTF-8 text)"),
+                          (tmp_path, f"{tmp_path}: cannot read the configuration: Is a directory")):
+        assert main(["-c", str(cfg), "compare", "a", "b"]) == 2
+        (line,) = _err_lines(capsys)
+        assert line.startswith(f"driftline: error: {expected}"), line

@@ -271,7 +271,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; every failure ends as one line per problem on stderr and a non-zero exit.
 
     Exit codes: 0 done, 1 the command's own "no" (demo seeds misbehaved),
-    2 usage, configuration or input error, 130 Ctrl-C, 141 output pipe closed.
+    2 usage, configuration or input error, 70 internal error (a bug), 130
+    Ctrl-C, 141 output pipe closed.
     """
     try:
         args = build_parser().parse_args(argv)
@@ -298,6 +299,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141
     except KeyboardInterrupt:
         return 130
+    except OSError as exc:  # a file or socket the command needed, named by the error itself
+        print(f"driftline: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        # A bug: one line for the user, the traceback for the report: in the log at DEBUG, and always
+        # for the long-running service (``run``), whose operator reads logs, not a terminal.
+        log.log(logging.ERROR if args.command == "run" else logging.DEBUG, "unexpected error", exc_info=True)
+        print(f"driftline: internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''} "
+              f"(a bug: please report it with the output of --log-level DEBUG)", file=sys.stderr)
+        return 70
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -398,7 +398,14 @@ def load_config(
         try:
             loaded = yaml.safe_load(source.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
-            raise ConfigError(f"{source}: not valid YAML: {exc}") from exc
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+            what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise ConfigError(f"{source}: not valid YAML{where}: {what}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{source}: not a YAML configuration file (not UTF-8 text)") from None
+        except OSError as exc:
+            raise ConfigError(f"{source}: cannot read the configuration: {exc.strerror or exc}") from None
         if loaded is not None and not isinstance(loaded, dict):
             raise ConfigError(f"{source}: top level must be a mapping")
         data = loaded or {}
