@@ -84,7 +84,8 @@ def test_config_file_errors_one_line_each_naming_key_and_file(tmp_path: Path) ->
     bad = tmp_path / "bad.yaml"
     bad.write_text("metrics:\n  port: 0\nkafka:\n  embedded_port: 99999\n  partitions: 0\nrender:\n  timeout_s: 0\n"
                    "engine:\n  extract:\n    fallback_encoding: no-such-codec\n  policy:\n    weighted_threshold: 0\n"
-                   "acquire:\n  allow_addresses: [not-a-net]\n  order: []\nevents:\n  accept_status: [500, 200]\n"
+                   "acquire:\n  allow_addresses: [not-a-net]\n  order: [warc, warc]\n"
+                   "events:\n  accept_status: [500, 200]\n"
                    "recommend:\n  off_topic_statuses: [bogus]\nstore:\n  colour: blue\n")
     with pytest.raises(ConfigError) as err:
         load_config(bad, environ={})

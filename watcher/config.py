@@ -233,8 +233,9 @@ class AcquireConfig(_Frozen):
     @field_validator("order")
     @classmethod
     def _order(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        if not v or len(set(v)) != len(v):
-            raise ValueError("expected a non-empty list of distinct sources among warc, replay, live")
+        # Empty is allowed: events then need inline content.
+        if len(set(v)) != len(v):
+            raise ValueError("expected distinct sources among warc, replay, live (each at most once)")
         return v
 
 
