@@ -85,8 +85,8 @@ def test_json_is_otmt_schema_plus_driftline() -> None:
     assert byte["tokenized"] is False and byte["stemmed"] is False
     assert entry["overall topic status"] == "off-topic"
     dl = entry["driftline"]
-    assert dl["change"] == "off-topic" and dl["drift score"] == 0.9 and dl["page kind"] == "soft-404"
-    assert dl["capture time"] == "2020-02-01T00:00:00Z" and dl["verdict id"] == "id-gold:1-20200201000000"
+    assert dl["change"] == "off-topic" and dl["drift_score"] == 0.9 and dl["page_kind"] == "soft-404"
+    assert dl["capture_time"] == "2020-02-01T00:00:00Z" and dl["verdict_id"] == "id-gold:1-20200201000000"
     assert dl["baseline"] == "http://acda.co/@20200101000000"
     assert g[SUMMARY_KEY]["behaviour"] == "Step Function On"
     assert g[SUMMARY_KEY]["first drift"] == "2020-02-01T00:00:00Z"

@@ -1,6 +1,7 @@
 """The ``driftline`` command: each subcommand wires its options to one call.
 
-    driftline scan INPUT... [-o FILE] [--format json|csv|jsonl|summary]
+    driftline scan INPUT... [-o FILE] [--format json|csv|jsonl|summary] [--allow-missing]
+                                      exit 3 when an input or capture could not be read
     driftline eval LABELS.tsv RESULT.json | driftline eval GOLD_DIR
     driftline compare A B [--json]
     driftline run [--once]            the streaming watcher (Kafka)
@@ -34,7 +35,9 @@ _OPTION_OF: dict[tuple[str, ...], str] = {
     ("engine", "baseline", "policy"): "--baseline",
     ("engine", "extract", "main_content"): "--main-content",
     ("engine", "tokens", "stemming"): "--stemming",
+    ("engine", "profile"): "--profile",
     ("scan", "workers"): "-j/--workers",
+    ("scan", "allow_missing"): "--allow-missing",
     ("log_level",): "--log-level",
 }
 
@@ -51,6 +54,10 @@ def _policy(text: str) -> dict[str, Any]:
         return {"kind": kind, "k": int(k)}
     except ValueError:
         raise ConfigError(f"--policy {text!r}: {expected}", reason="usage") from None
+
+
+# `driftline scan`: some input or capture could not be read (scan.allow_missing accepts that).
+EXIT_UNREADABLE = 3
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -70,12 +77,16 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         engine["extract"] = {"main_content": args.main_content}
     if getattr(args, "stemming", False):
         engine["tokens"] = {"stemming": True}
+    if getattr(args, "profile", None):
+        engine["profile"] = args.profile
     out: dict[str, Any] = {"engine": engine} if engine else {}
     scan: dict[str, Any] = {}
     if getattr(args, "workers", None) is not None:
         scan["workers"] = args.workers
     if getattr(args, "no_progress", False):
         scan["progress"] = False
+    if getattr(args, "allow_missing", False):
+        scan["allow_missing"] = True
     if scan:
         out["scan"] = scan
     if getattr(args, "log_level", None):
@@ -102,8 +113,12 @@ def cmd_scan(args: argparse.Namespace, cfg: Config) -> int:
     from .scan import scan
 
     counts = scan(args.inputs, cfg, args.output, args.format)
-    log.info("scanned %(histories)d histories, %(captures)d captures: %(off-topic)d off-topic, %(empty)d empty",
-             counts)
+    log.info("scanned %(histories)d histories, %(captures)d captures: %(off-topic)d off-topic, %(empty)d empty, "
+             "%(error)d errors; unreadable: %(unreadable captures)d captures, %(unreadable inputs)d inputs", counts)
+    if (counts["unreadable captures"] or counts["unreadable inputs"]) and not cfg.scan.allow_missing:
+        log.error("some inputs or captures could not be read (see the warnings above); exit code %d "
+                  "(--allow-missing accepts that)", EXIT_UNREADABLE)
+        return EXIT_UNREADABLE
     return 0
 
 
@@ -214,6 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--main-content", dest="main_content", action=argparse.BooleanOptionalAction, default=None,
                         help="remove boilerplate (navigation, headers, footers) before measuring")
         sp.add_argument("--stemming", action="store_true", help="stem terms (Snowball, by detected language)")
+        sp.add_argument("--profile", choices=["collection", "text", "doi"],
+                        help="the question a verdict answers: collection (still on the curator's topic?, the "
+                             "default), text (is the text still there?), doi (is the scholarly record still there?)")
 
     def batch_opts(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("-j", "--workers", type=_workers, metavar="N",
@@ -228,6 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="json (OTMT schema), csv, jsonl (one capture a line) or summary (one history a line); "
                         "default: scan.format")
     batch_opts(s)
+    s.add_argument("--allow-missing", action="store_true",
+                   help=f"exit 0 even when inputs or captures could not be read (default: exit {EXIT_UNREADABLE})")
     engine_opts(s)
     s.set_defaults(func=cmd_scan)
 
@@ -271,7 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; every failure ends as one line per problem on stderr and a non-zero exit.
 
     Exit codes: 0 done, 1 the command's own "no" (demo seeds misbehaved),
-    2 usage, configuration or input error, 70 internal error (a bug), 130
+    2 usage, configuration or input error, 3 scan: some input unreadable, 70 internal error (a bug), 130
     Ctrl-C, 141 output pipe closed.
     """
     try:

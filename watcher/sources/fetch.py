@@ -13,13 +13,13 @@ Batch use only: blocking urllib in a small thread pool, no event loop needed.
 
 from __future__ import annotations
 
-import gzip
 import re
 import urllib.error
 import urllib.request
-import zlib
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
+
+from ..extract.encoding import decode_body
 
 USER_AGENT = "driftline/0.1 (batch TimeMap scan)"
 
@@ -107,19 +107,19 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 _OPENER = urllib.request.build_opener(_NoRedirect())
 
 
-def _decode_body(body: bytes, encoding: str | None) -> bytes:
-    enc = (encoding or "").lower()
-    try:
-        if enc in ("gzip", "x-gzip"):
-            return gzip.decompress(body)
-        if enc == "deflate":
-            try:
-                return zlib.decompress(body)
-            except zlib.error:
-                return zlib.decompress(body, -zlib.MAX_WBITS)
-    except (OSError, EOFError, zlib.error):
+def _decode_body(body: bytes, encoding: str | None, max_bytes: int) -> bytes:
+    """The body with its declared Content-Encoding undone, bounded (a bomb is
+    never inflated: see :mod:`watcher.extract.encoding`).  A body that does not
+    decode cleanly is returned as received; the fingerprint decodes it again
+    under the configured caps and records why it failed."""
+    if not encoding:
         return body
-    return body
+    decoded = decode_body(body, {"Content-Encoding": encoding}, max_bytes=max_bytes)
+    return decoded.content if decoded.note in (None, "truncated") else body
+
+
+def _content_encoding(headers: dict[str, str]) -> str | None:
+    return next((v for k, v in headers.items() if k.lower() == "content-encoding"), None)
 
 
 def http_get(url: str, timeout_s: float, max_bytes: int) -> tuple[int, dict[str, str], bytes]:
@@ -129,11 +129,11 @@ def http_get(url: str, timeout_s: float, max_bytes: int) -> tuple[int, dict[str,
         with _OPENER.open(req, timeout=timeout_s) as resp:
             headers = dict(resp.headers.items())
             body = resp.read(max_bytes)
-            return int(resp.status), headers, _decode_body(body, headers.get("Content-Encoding"))
+            return int(resp.status), headers, _decode_body(body, _content_encoding(headers), max_bytes)
     except urllib.error.HTTPError as exc:
         headers = dict(exc.headers.items()) if exc.headers else {}
         body = exc.read(max_bytes) if exc.fp is not None else b""
-        return int(exc.code), headers, _decode_body(body, headers.get("Content-Encoding"))
+        return int(exc.code), headers, _decode_body(body, _content_encoding(headers), max_bytes)
 
 
 def _hops(chain: list[str], current: str) -> tuple[str, ...]:
