@@ -266,3 +266,15 @@ def test_unreadable_or_broken_config_file_is_one_line(tmp_path: Path, capsys: py
         assert main(["-c", str(cfg), "compare", "a", "b"]) == 2
         (line,) = _err_lines(capsys)
         assert line.startswith(f"driftline: error: {expected}"), line
+
+
+def test_alert_changes_must_name_known_profiles_and_change_classes() -> None:
+    env = {"DRIFTLINE__ALERTS__CHANGES__TEXT": "[drifted, offtopic]"}
+    with pytest.raises(ConfigError) as err:
+        load_config(DEFAULT_CONFIG, environ=env)
+    (line,) = err.value.problems
+    assert line.startswith("DRIFTLINE__ALERTS__CHANGES__TEXT (alerts.changes.text.1)='[drifted, offtopic]': "
+                           "expected one of 'unchanged', 'minor', 'drifted', 'off-topic'")
+    cfg = load_config(DEFAULT_CONFIG, environ={"DRIFTLINE__ALERTS__CHANGES__TEXT": "[drifted]"})
+    assert cfg.alerts.alerts_on("text", None) == {"drifted"}
+    assert cfg.alerts.alerts_on("collection", None) == {"off-topic"}

@@ -21,8 +21,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .config_problems import FieldProblemError, describe
+from .config_problems import line as problem_line
 from .errors import ConfigError
-from .model import TopicStatus
+from .model import ChangeClass, Profile, TopicStatus
 
 ENV_PREFIX = "DRIFTLINE__"
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config.yaml"
@@ -106,13 +107,6 @@ class BaselineConfig(_Frozen):
                 raise FieldProblemError(history, ts, "expected a 14-digit timestamp (YYYYMMDDhhmmss, UTC)")
         return v
 
-    @model_validator(mode="after")
-    def _pins(self) -> BaselineConfig:
-        # "pinned" without pins silently behaves as "first-valid": refuse it so the operator notices.
-        if self.policy == "pinned" and not self.pinned:
-            raise FieldProblemError("policy", self.policy, "needs engine.baseline.pinned (history key -> 14-digit "
-                                                      "timestamp) in the config file; none is given")
-        return self
 
 
 DEFAULT_VOTING: dict[str, float | None] = {"tfintersection": 1.0, "wordcount": -0.95}
@@ -320,6 +314,13 @@ class ActuatorConfig(_Frozen):
     brozzler_site_ids: Mapping[str, str] = Field(default_factory=dict)
 
 
+_DEFAULT_ALERT_CHANGES: dict[Profile, tuple[ChangeClass, ...]] = {
+    "collection": ("off-topic",),
+    "text": ("drifted", "off-topic"),
+    "doi": ("drifted", "replaced", "gone", "moved"),
+}
+
+
 class AlertConfig(_Frozen):
     """Which verdicts are alerts (the rest are verdicts and metrics only).
 
@@ -329,17 +330,16 @@ class AlertConfig(_Frozen):
     replaced, gone or moved.  ``topics`` overrides the profile's list for an
     input topic."""
 
-    changes: Mapping[str, tuple[str, ...]] = Field(default_factory=lambda: {
-        "collection": ("off-topic",),
-        "text": ("drifted", "off-topic"),
-        "doi": ("drifted", "replaced", "gone", "moved"),
-    })
-    topics: Mapping[str, tuple[str, ...]] = Field(default_factory=dict)
+    changes: Mapping[Profile, tuple[ChangeClass, ...]] = Field(default_factory=lambda: dict(_DEFAULT_ALERT_CHANGES))
+    topics: Mapping[str, tuple[ChangeClass, ...]] = Field(default_factory=dict)
 
     def alerts_on(self, profile: str, topic: str | None) -> frozenset[str]:
         if topic is not None and topic in self.topics:
             return frozenset(self.topics[topic])
-        return frozenset(self.changes.get(profile, ("off-topic",)))
+        for name, changes in self.changes.items():
+            if name == profile:
+                return frozenset(changes)
+        return frozenset(("off-topic",))
 
 
 class EventsConfig(_Frozen):
@@ -459,9 +459,31 @@ def load_config(
     if overrides:
         data = _merge(data, overrides)
         sources.update(override_sources or {})
+    file = str(source) if source.exists() else ""
+    env_raw = {k: v for k, v in env.items() if k.startswith(ENV_PREFIX)}
     try:
-        return Config.model_validate(data)
+        cfg = Config.model_validate(data)
     except ValidationError as exc:
-        lines = describe(exc, file=str(source) if source.exists() else "", sources=sources,
-                         env_raw={k: v for k, v in env.items() if k.startswith(ENV_PREFIX)}, model=Config)
+        lines = describe(exc, file=file, sources=sources, env_raw=env_raw, model=Config)
         raise ConfigError("\n".join(lines), problems=lines) from None
+    lines = [problem_line(path, value, expected, file=file, sources=sources, env_raw=env_raw)
+             for path, value, expected in startup_problems(cfg)]
+    if lines:
+        raise ConfigError("\n".join(lines), problems=lines)
+    return cfg
+
+
+def startup_problems(cfg: Config) -> list[tuple[tuple[str, ...], Any, str]]:
+    """Settings that are valid alone but make no sense for a run: (path, value, what is expected).
+
+    Checked when a configuration is loaded for a command, not in the models: a
+    program (or a test) may build a partial configuration on purpose.
+    """
+    out: list[tuple[tuple[str, ...], Any, str]] = []
+    base = cfg.engine.baseline
+    if base.policy == "pinned" and not base.pinned:
+        # "pinned" without pins silently behaves as "first-valid": refuse it so the operator notices.
+        out.append((("engine", "baseline", "policy"), base.policy,
+                    "needs engine.baseline.pinned (history key -> 14-digit timestamp) in the config file; "
+                    "none is given"))
+    return out

@@ -121,18 +121,30 @@ def describe(exc: ValidationError, *, file: str, sources: Mapping[Path, str],
             value, expected = problem.value, problem.expected
         else:
             expected = _expected(err)
-        origin = next((sources[path[:i]] for i in range(len(path), 0, -1) if path[:i] in sources), None)
+        origin = _origin(path, sources)
         if err.get("type") == "extra_forbidden":
             expected = _unknown(model, path, env=bool(origin and origin.startswith("DRIFTLINE__")))
-        dotted = ".".join(path) or "(top level)"
-        if origin is not None and origin.startswith("DRIFTLINE__"):
-            name = origin if origin.lower().endswith("__".join(path).lower()) else f"{origin} ({dotted})"
-            value = env_raw.get(origin, value)
-            where = ""
-        elif origin is not None:
-            name, where = dotted, f" (from {origin})"
-        else:
-            name, where = dotted, f" (in {file})" if file else ""
-        shown = None if is_secret(path) or err.get("type") == "extra_forbidden" else _shown(value)
-        lines.append(f"{name}{'' if shown is None else '=' + shown}{where}: {expected}")
+        lines.append(line(path, value, expected, file=file, sources=sources, env_raw=env_raw,
+                          show_value=err.get("type") != "extra_forbidden"))
     return lines
+
+
+def _origin(path: Path, sources: Mapping[Path, str]) -> str | None:
+    return next((sources[path[:i]] for i in range(len(path), 0, -1) if path[:i] in sources), None)
+
+
+def line(path: Path, value: Any, expected: str, *, file: str, sources: Mapping[Path, str],
+         env_raw: Mapping[str, str], show_value: bool = True) -> str:
+    """One problem as one line: where the value came from, the value (unless secret), what is expected."""
+    origin = _origin(path, sources)
+    dotted = ".".join(path) or "(top level)"
+    if origin is not None and origin.startswith("DRIFTLINE__"):
+        name = origin if origin.lower().endswith("__".join(path).lower()) else f"{origin} ({dotted})"
+        value = env_raw.get(origin, value)
+        where = ""
+    elif origin is not None:
+        name, where = dotted, f" (from {origin})"
+    else:
+        name, where = dotted, f" (in {file})" if file else ""
+    shown = _shown(value) if show_value and not is_secret(path) else None
+    return f"{name}{'' if shown is None else '=' + shown}{where}: {expected}"
