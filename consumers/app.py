@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
@@ -55,6 +56,17 @@ def all_topics(cfg: Config) -> list[str]:
     if k.rekey:
         topics.append(k.keyed_topic)
     return sorted(set(topics))
+
+
+def _port_free(host: str, port: int) -> bool:
+    """Nothing listens on ``host:port`` (a port in TIME_WAIT counts as free, as for the broker itself)."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
 
 
 async def _tcp_open(bootstrap: str, timeout_s: float) -> bool:
@@ -130,6 +142,11 @@ class ConsumerApp:
             if cfg.metrics.enabled:
                 await self._start_metrics()
             if k.bootstrap_servers is None:
+                if not _port_free("127.0.0.1", k.embedded_port):
+                    raise ConfigError(f"cannot start the embedded broker on 127.0.0.1:{k.embedded_port} (port in use): "
+                                      f"choose another with kafka.embedded_port in the config file or "
+                                      f"DRIFTLINE__KAFKA__EMBEDDED_PORT, or set kafka.bootstrap_servers",
+                                      reason="broker_port")
                 self.broker = EmbeddedBroker(k.embedded_port)
                 await self.broker.start()
             await self._wait_for_broker()

@@ -173,3 +173,20 @@ def test_demo_removes_its_temp_folder_at_the_end_and_on_ctrl_c(tmp_path: Path) -
     assert proc.returncode in (0, 1, 130), stderr
     assert "Traceback" not in stderr
     assert list(tmp.iterdir()) == []
+
+
+def test_run_with_the_embedded_broker_port_taken_says_which_in_one_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = _run_env(tmp_path, "", _free_port())
+        del env["DRIFTLINE__KAFKA__BOOTSTRAP_SERVERS"], env["DRIFTLINE__KAFKA__EMBEDDED_BROKER"]
+        env["DRIFTLINE__KAFKA__EMBEDDED_PORT"] = str(port)
+        done = subprocess.run([sys.executable, "-m", "watcher.cli", "run"], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=60, env=env)
+    assert done.returncode == 2, done.stderr
+    errors = [line for line in done.stderr.splitlines() if "ERROR" in line]
+    assert len(errors) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"cannot start the embedded broker on 127.0.0.1:{port} (port in use)" in errors[0]
+    assert "DRIFTLINE__KAFKA__EMBEDDED_PORT" in errors[0]
