@@ -199,3 +199,24 @@ def test_failed_write_keeps_previous_file(tmp_path: Path) -> None:
         write_results(broken(), str(target), "csv", CFG)
     assert target.read_text() == "previous\n"
     assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]
+
+
+def test_writing_to_a_device_or_pipe_writes_into_it(tmp_path: Path) -> None:
+    """``-o /dev/null`` (or a FIFO) must stay what it is: no temp file renamed over it."""
+    import os
+    import stat
+    import threading
+
+    from watcher.config import Config
+    from watcher.output import write_results
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    write_results([], str(fifo), "jsonl", Config())
+    reader.join(timeout=10)
+    assert stat.S_ISFIFO(fifo.stat().st_mode) and got == [b""]
+    write_results([], os.devnull, "json", Config())
+    assert stat.S_ISCHR(Path(os.devnull).stat().st_mode)

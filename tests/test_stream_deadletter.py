@@ -85,10 +85,14 @@ class _BuggyWatcher:
     def process(self, capture: Any) -> Any:
         return self.handle(capture).verdict
 
-    def handle(self, capture: Any, profile: str | None = None) -> Any:
+    @property
+    def store(self) -> Any:
+        return self.inner.store
+
+    def handle(self, capture: Any, profile: str | None = None, alert_on: frozenset[str] = frozenset()) -> Any:
         if "bug" in capture.url:
             raise ZeroDivisionError("injected bug")
-        return self.inner.handle(capture, profile)
+        return self.inner.handle(capture, profile, alert_on)
 
 
 async def test_internal_error_is_dead_lettered_and_the_partition_goes_on(

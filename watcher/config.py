@@ -51,7 +51,7 @@ class CanonicalConfig(_Frozen):
 
 
 class ExtractConfig(_Frozen):
-    max_bytes: int = Field(default=20_000_000, ge=1)
+    max_bytes: int = Field(default=8_000_000, ge=1)
     max_decompress_ratio: float = Field(default=200.0, gt=1.0)
     main_content: bool = False
     remove_banners: bool = True

@@ -180,6 +180,12 @@ def _open_target(path: str | None) -> Iterator[TextIO]:
         sys.stdout.flush()
         return
     target = Path(path)
+    if target.exists() and not target.is_file():
+        # A device or a pipe (/dev/null, /dev/stdout, a FIFO): write to it; a rename would replace it
+        # with a regular file (as root, /dev/null itself).
+        with target.open("w", encoding="utf-8", newline="") as fh:
+            yield fh
+        return
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
