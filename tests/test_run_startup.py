@@ -190,3 +190,28 @@ def test_run_with_the_embedded_broker_port_taken_says_which_in_one_line(tmp_path
     assert len(errors) == 1 and "Traceback" not in done.stderr, done.stderr
     assert f"cannot start the embedded broker on 127.0.0.1:{port} (port in use)" in errors[0]
     assert "DRIFTLINE__KAFKA__EMBEDDED_PORT" in errors[0]
+
+
+def test_a_normal_start_on_the_embedded_broker_logs_no_error(tmp_path: Path) -> None:
+    metrics_port = _free_port()
+    env = _run_env(tmp_path, "", metrics_port)
+    del env["DRIFTLINE__KAFKA__BOOTSTRAP_SERVERS"], env["DRIFTLINE__KAFKA__EMBEDDED_BROKER"]
+    env["DRIFTLINE__KAFKA__EMBEDDED_PORT"] = str(_free_port())
+    err = (tmp_path / "stderr.txt").open("w+")
+    proc = subprocess.Popen([sys.executable, "-m", "watcher.cli", "run"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=err, env=env)
+    try:
+        deadline = time.monotonic() + 90
+        while _status(f"http://127.0.0.1:{metrics_port}/readyz") != 200:
+            assert proc.poll() is None, (tmp_path / "stderr.txt").read_text()
+            assert time.monotonic() < deadline, (tmp_path / "stderr.txt").read_text()
+            time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    log = (tmp_path / "stderr.txt").read_text()
+    assert "driftline consumer app running" in log
+    assert [line for line in log.splitlines() if " ERROR " in line or "Traceback" in line] == [], log
