@@ -94,3 +94,17 @@ def test_numbers_and_one_letter_tokens_are_not_terms() -> None:
 def test_stop_lists_are_normalised_for_other_languages() -> None:
     assert "strasse" not in lang.stop_words("de") or "straße" not in lang.stop_words("de")
     assert all(t == tx.normalise(t) for t in list(lang.stop_words("de"))[:200])
+
+
+def test_other_scripts_the_identifier_reports() -> None:
+    # Armenian (cased), Georgian (uncased), Cyrillic Mongolian: plain words
+    assert tx.tokens("Հայաստան ՀԱՅԱՍՏԱՆ") == ["հայաստան", "հայաստան"]
+    assert tx.tokens("საქართველო") == ["საქართველო"]
+    assert tx.tokens("Монгол Улс") == ["монгол", "улс"]
+
+
+def test_mixed_arabic_latin_page_keeps_both() -> None:
+    toks = tx.tokens("Français | العربيّة | Association Sahraouie الجمعيّة الصحراوية")
+    assert toks == ["français", "العربيه", "association", "sahraouie", "الجمعيه", "الصحراويه"]
+    # an unknown language code (the identifier said "ext") still gets Arabic light stemming
+    assert terms_of(toks, "ext", stop=False, stem=False)[-2:] == ["جمع", "صحراو"]
