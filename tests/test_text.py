@@ -108,3 +108,7 @@ def test_mixed_arabic_latin_page_keeps_both() -> None:
     assert toks == ["français", "العربيه", "association", "sahraouie", "الجمعيه", "الصحراويه"]
     # an unknown language code (the identifier said "ext") still gets Arabic light stemming
     assert terms_of(toks, "ext", stop=False, stem=False)[-2:] == ["جمع", "صحراو"]
+
+
+def test_underscores_and_apostrophes() -> None:
+    assert tx.tokens("snake_case l'homme don’t __x__") == ["snake", "case", "l'homme", "don’t", "x"]

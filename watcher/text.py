@@ -83,8 +83,9 @@ def _span(a: int, b: int) -> str:
 # Combining marks of the BMP and the SMP (Indic, Brahmic, Arabic, Hebrew...).
 _MARKS = _ranges(0x20000, frozenset({"Mn", "Mc", "Me"}))
 _MARK = re.compile(f"[{_MARKS}]")
-_LETTER = f"(?:[^\\W_]|[{_MARKS}])"
-_WORD = re.compile(f"{_LETTER}+(?:['’\\-]{_LETTER}+)*")
+# Underscores are word characters to ``\w``: tokens holding one are split
+# afterwards (rare, and one character class is much faster than an alternation).
+_WORD = re.compile(f"[\\w{_MARKS}]+(?:['’\\-][\\w{_MARKS}]+)*")
 
 # Scripts written without spaces between words.  Hangul is not one of them.
 _NO_SPACE_CHARS = (
@@ -99,7 +100,6 @@ _NO_SPACE = re.compile(f"[{_NO_SPACE_CHARS}]")
 _NO_SPACE_SPLIT = re.compile(f"((?:[{_NO_SPACE_CHARS}][{_MARKS}]*)+)")
 _CLUSTER = re.compile(f".[{_MARKS}]*", re.S)
 
-_ARABIC = re.compile("[\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff\ufe70-\ufeff]")
 _DIGITS = re.compile(r"^[\d\W_]+$")
 
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
@@ -120,6 +120,7 @@ _HEBREW_MAP: dict[int, int | None] = {
     cp: None for cp in range(0x0591, 0x05C8) if cp not in (0x05BE, 0x05C0, 0x05C3, 0x05C6)
 }
 _TABLE = {**_ZERO_WIDTH, **_ARABIC_MAP, **_HEBREW_MAP}
+_NEEDS_TABLE = re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(_TABLE)) + "]")
 
 # Languages written in Arabic script whose morphology is not Arabic's.
 _NOT_ARABIC_MORPHOLOGY = frozenset({"fa", "ur", "ps", "ku", "ckb", "sd", "ug", "pnb"})
@@ -132,8 +133,10 @@ _AR_SUFFIXES = ("ها", "ان", "ات", "ون", "ين", "يه", "ه", "ي")
 
 def normalise(text: str) -> str:
     """NFKC, case folding and the per-script letter rules of the module doc."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    return text.translate(_TABLE)
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    text = text.casefold()
+    return text.translate(_TABLE) if _NEEDS_TABLE.search(text) else text
 
 
 def arabic_light_stem(token: str) -> str:
@@ -161,6 +164,8 @@ def tokens(text: str) -> list[str]:
     bigrams (a run of one or two clusters stays whole)."""
     text = normalise(text)
     toks = _WORD.findall(text)
+    if "_" in text:
+        toks = [p for t in toks for p in t.split("_") if p]
     if not _NO_SPACE.search(text):
         return toks
     out: list[str] = []
@@ -199,11 +204,11 @@ def content_terms(toks: Sequence[str], language: str | None, stops: frozenset[st
     stem_ar = _stem_arabic(language)
     out: list[str] = []
     for t in toks:
-        if t in stops or _DIGITS.match(t):
+        if t in stops or (not t.isalpha() and _DIGITS.match(t)):
             continue
         if len(t) < 2 and not _NO_SPACE.match(t):
             continue
-        if stem_ar and _ARABIC.match(t):
+        if stem_ar and "\u0600" <= t[0] <= "\u08ff":  # Arabic script (after NFKC)
             t = arabic_light_stem(t)
             if t in stops:
                 continue
