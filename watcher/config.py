@@ -239,6 +239,25 @@ class EventsConfig(_Frozen):
     skip_annotations: tuple[str, ...] = ()
 
 
+class DoiConfig(_Frozen):
+    """The DOI landing-page monitor (watcher/doi/)."""
+
+    resolver_url: str = "https://doi.org/"  # DOI resolver; its handle API is <resolver_url>api/handles/<doi>
+    crossref_url: str = "https://api.crossref.org"  # Crossref REST API base (import)
+    datacite_url: str = "https://api.datacite.org"  # DataCite REST API base (import)
+    # Contact address: sent as mailto= to Crossref (its "polite pool") and in the User-Agent of every request.
+    mailto: str | None = None
+    user_agent: str = "driftline-doi/0.1 (+https://github.com/driftline/driftline; DOI landing-page monitor)"
+    import_rows: int = Field(default=500, ge=1, le=1000)  # records per API page (Crossref rows, DataCite page[size])
+    import_timeout_s: float = 60.0  # per API request
+    import_max_records: int = Field(default=0, ge=0)  # stop an import after this many records (0 = all)
+    default_interval_s: int = Field(default=86_400, ge=60)  # check interval of a DOI that names none
+    title_min_similarity: float = 0.80  # rapidfuzz token-set ratio (0..1) for "the title still matches"
+    abstract_min_containment: float = 0.80  # share of the baseline abstract's shingles still on the page
+    paragraph_min_containment: float = 0.60  # below this a baseline paragraph counts as changed
+    main_min_containment: float = 0.35  # below this (with the record lost) the work counts as replaced
+
+
 class Config(_Frozen):
     engine: EngineConfig = EngineConfig()
     store: StoreConfig = StoreConfig()
@@ -250,6 +269,7 @@ class Config(_Frozen):
     metrics: MetricsConfig = MetricsConfig()
     recommend: RecommendConfig = RecommendConfig()
     actuator: ActuatorConfig = ActuatorConfig()
+    doi: DoiConfig = DoiConfig()
     log_level: str = "INFO"
     log_format: Literal["text", "json"] = "text"
 
