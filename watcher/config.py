@@ -253,7 +253,7 @@ class DoiConfig(_Frozen):
     import_max_records: int = Field(default=0, ge=0)  # stop an import after this many records (0 = all)
     default_interval_s: int = Field(default=86_400, ge=60)  # check interval of a DOI that names none
     title_min_similarity: float = 0.80  # rapidfuzz token-set ratio (0..1) for "the title still matches"
-    abstract_min_containment: float = 0.80  # share of the baseline abstract's shingles still on the page
+    abstract_min_containment: float = 0.95  # below this share of its 4-word shingles kept, the abstract was edited
     paragraph_min_containment: float = 0.60  # below this a baseline paragraph counts as changed
     main_min_containment: float = 0.35  # below this (with the record lost) the work counts as replaced
 

@@ -24,6 +24,7 @@ from datasketch import MinHash
 
 from . import lang
 from .config import EngineConfig
+from .doi.record import record_of
 from .extract.decode import decode
 from .extract.html import DOI_RE, HtmlDoc, normalise_ws, read_html
 from .model import Capture, ContentKind, Fingerprint, payload_digest
@@ -274,4 +275,5 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
         stemmed=cfg.tokens.stemming,
         boilerplate_removed=cfg.extract.main_content,
         error="truncated" if truncated else None,
+        record=record_of(raw, doc.meta, doc.dois) if kind == "html" else None,
     )

@@ -18,7 +18,9 @@ from typing import Literal
 # Topic statuses of one measure or of a capture.  "empty" is a status of its
 # own: a capture with no content is neither on- nor off-topic.
 TopicStatus = Literal["on-topic", "off-topic", "empty", "error", "baseline", "n/a"]
-ChangeClass = Literal["unchanged", "minor", "drifted", "off-topic", "empty", "error", "baseline"]
+# "layout", "replaced", "gone", "blocked" and "moved" are the doi profile's (watcher/doi/profile.py).
+ChangeClass = Literal["unchanged", "minor", "drifted", "off-topic", "empty", "error", "baseline",
+                      "layout", "replaced", "gone", "blocked", "moved"]
 ContentKind = Literal["html", "text", "pdf", "binary", "empty"]
 
 
@@ -76,6 +78,42 @@ class Capture:
 
 
 @dataclass(frozen=True, slots=True)
+class ScholarlyRecord:
+    """What a landing page says about the work it stands for (watcher/doi/record.py).
+
+    The doi profile compares this, not the page: a publisher's redesign
+    replaces menus, footers and sidebars while the record stays.  Metadata
+    comes from ``citation_*`` (Highwire), Dublin Core, schema.org JSON-LD and
+    ``og:`` meta; the main text is the article body without the site's chrome.
+    ``main_sample`` is a bottom-k sample of the main text's 4-word shingle
+    hashes (estimates containment from stored baselines), ``paragraphs`` a
+    small sample per long paragraph (which paragraph changed), and
+    ``main_shingles`` the full set, kept on fresh captures only.
+    """
+
+    title: str = ""
+    authors: tuple[str, ...] = ()
+    abstract: str = ""
+    doi: str | None = None
+    date: str | None = None
+    container: str = ""
+    pdf_url: str | None = None
+    sources: tuple[str, ...] = ()
+    schema_types: tuple[str, ...] = ()
+    main_words: int = 0
+    main_digest: str = ""
+    main_sample: tuple[int, ...] = ()
+    paragraphs: tuple[tuple[int, ...], ...] = ()
+    main_shingles: frozenset[int] | None = None
+    body_dois: frozenset[str] = frozenset()
+
+    @property
+    def has_metadata(self) -> bool:
+        """True when the page names a work (title, DOI or authors in its metadata)."""
+        return bool(self.sources)
+
+
+@dataclass(frozen=True, slots=True)
 class Fingerprint:
     """Everything the measures read, computed once per capture.
 
@@ -110,6 +148,7 @@ class Fingerprint:
     stemmed: bool = False
     boilerplate_removed: bool = False
     error: str | None = None
+    record: ScholarlyRecord | None = None
 
     @property
     def is_empty(self) -> bool:
