@@ -251,7 +251,25 @@ class DoiConfig(_Frozen):
     import_rows: int = Field(default=500, ge=1, le=1000)  # records per API page (Crossref rows, DataCite page[size])
     import_timeout_s: float = 60.0  # per API request
     import_max_records: int = Field(default=0, ge=0)  # stop an import after this many records (0 = all)
-    default_interval_s: int = Field(default=86_400, ge=60)  # check interval of a DOI that names none
+    default_interval_s: int = Field(default=86_400, ge=1)  # check interval of a DOI that names none
+    group_intervals_s: Mapping[str, int] = Field(default_factory=dict)  # tag -> interval for DOIs naming none
+    jitter_s: float = 300.0  # random delay added to each scheduled check (spreads load, APScheduler jitter)
+    misfire_grace_s: int = 86_400  # a check missed while stopped still runs (once) when this late at most
+    max_concurrent_checks: int = Field(default=64, ge=1)  # checks in flight on this machine
+    per_host_concurrency: int = Field(default=2, ge=1)  # requests in flight per host
+    per_host_delay_s: float = 1.0  # minimum time between request starts per host
+    timeout_s: float = 30.0  # one check's whole redirect chain and body
+    max_redirects: int = 10  # HTTP redirects followed from the resolver
+    retries: int = Field(default=2, ge=0)  # retries of a check that timed out or met a server error
+    backoff_s: float = 2.0  # first retry delay; doubles per retry (exponential backoff)
+    max_retry_after_s: float = 300.0  # a longer Retry-After ends the check (outcome server_error) instead of waiting
+    alert_after_failures: int = Field(default=2, ge=1)  # alert after this many consecutive failures of one kind
+    render: bool = True  # render script-built landing pages (and retry bot challenges) with Chromium
+    warc_dir: str = "doi-warcs"  # rolling WARC files of every check
+    warc_max_bytes: int = 1_000_000_000  # roll over to a new WARC file at this size
+    events_topic: str = "driftline-doi-captures"  # capture events (driftline format; add it to kafka.input_topics)
+    status_host: str = "127.0.0.1"  # `doi run` serves /doi/status (JSON) here
+    status_port: int = 9309  # 0 = do not serve
     title_min_similarity: float = 0.80  # rapidfuzz token-set ratio (0..1) for "the title still matches"
     abstract_min_containment: float = 0.95  # below this share of its 4-word shingles kept, the abstract was edited
     paragraph_min_containment: float = 0.60  # below this a baseline paragraph counts as changed

@@ -133,32 +133,12 @@ def cmd_import(args: argparse.Namespace, cfg: Config) -> int:
     return 0
 
 
-STATUS_COLUMNS = ("doi", "last_check", "outcome", "http_status", "final_url", "change", "first_drift", "reason",
-                  "failures")
-
-
 def status_rows(cfg: Config) -> list[dict[str, Any]]:
-    """One row per watched DOI (never checked ones included, outcome ``pending``)."""
     from .registry import open_registry
+    from .status import status_rows as rows_of
 
     with open_registry(cfg.store) as reg:
-        states = {s.doi: s for s in reg.states()}
-        entries = reg.entries()
-    rows = []
-    for e in entries:
-        s = states.get(e.doi)
-        rows.append({
-            "doi": e.doi,
-            "last_check": s.last_check.strftime("%Y-%m-%dT%H:%M:%SZ") if s else "",
-            "outcome": s.outcome if s else "pending",
-            "http_status": s.http_status if s and s.http_status is not None else "",
-            "final_url": (s.final_url or "") if s else "",
-            "change": (s.change or "") if s else "",
-            "first_drift": s.first_drift.strftime("%Y-%m-%dT%H:%M:%SZ") if s and s.first_drift else "",
-            "reason": (s.reason or "") if s else "",
-            "failures": s.failures if s else 0,
-        })
-    return rows
+        return rows_of(reg)
 
 
 def _write_rows(rows: list[dict[str, Any]], fmt: str, output: str | None, columns: tuple[str, ...]) -> None:
@@ -182,6 +162,8 @@ def _write_rows(rows: list[dict[str, Any]], fmt: str, output: str | None, column
 
 
 def cmd_status(args: argparse.Namespace, cfg: Config) -> int:
+    from .status import STATUS_COLUMNS
+
     _write_rows(status_rows(cfg), args.format, args.output, STATUS_COLUMNS)
     return 0
 
