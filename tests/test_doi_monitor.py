@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -244,3 +245,34 @@ def test_cli_status_export(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caps
     assert main(["doi", "status"]) == 0
     out = capsys.readouterr().out
     assert "10.5555/b" in out and "pending" in out
+
+
+def js_only(a: dp.Article) -> str:
+    """A script-built landing page: an empty shell whose script writes the article (Elsevier-like DOM)."""
+    inner = dp.elsevier(a, 0)
+    body = inner[inner.index("<body>") + 6: inner.index("</body>")]
+    head = inner[inner.index("<head>") + 6: inner.index("</head>")]
+    script = json.dumps(body).replace("</", "<\\/")  # no "</script>" inside the script
+    return ("<!DOCTYPE html><html><head>" + head + "</head><body><div id='root'></div>"
+            "<script src='/a.js'></script><script src='/b.js'></script>"
+            f"<script>document.getElementById('root').innerHTML = {script};</script></body></html>")
+
+
+@pytest.mark.browser
+async def test_js_only_landing_page_is_rendered_by_chromium(tmp_path: Path, chromium_path: Path) -> None:
+    a = replace(dp.article(90), doi="10.5555/js-only")
+    async with landscape() as land:
+        land.pages[a.doi] = Page(js_only(a))
+        overlay = doi_config(land, tmp_path)
+        overlay["render"] = {"enabled": True, "executable_path": str(chromium_path), "pages": 1, "timeout_s": 15.0,
+                             "settle_s": 0.5}
+        cfg = load_config(overrides=overlay)
+        async with open_monitor(cfg) as mon:
+            mon.registry.add([DoiEntry(a.doi, a.title)])
+            (r,) = await check_all(mon)
+    assert r.outcome == "resolved" and r.record["browser"] is True
+    assert r.record["resolution"]["hops"][-1]["method"] == "browser"
+    assert r.record["change"] == "baseline"  # the rendered page carries the record
+    assert r.warc is not None
+    _, payload, _ = _read_warc(Path(cfg.doi.warc_dir) / r.warc.filename, r.warc.offset)
+    assert a.title.encode() in payload and b"id=\"body\"" in payload  # the event points at the rendered DOM
