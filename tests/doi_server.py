@@ -9,7 +9,7 @@ there (HTTP hops, a meta-refresh hop, a JavaScript hop, another host).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,16 +37,24 @@ class Landscape:
     hits: dict[str, int] = field(default_factory=dict)
     hit_times: dict[str, list[float]] = field(default_factory=dict)
     base: dict[str, str] = field(default_factory=dict)  # "resolver", "a", "b" -> base URL
+    dynamic: Callable[[str, int], Page | None] | None = None  # (doi, times served) -> page, for unlisted DOIs
+
+    def page(self, doi: str) -> Page | None:
+        page = self.pages.get(doi)
+        if page is None and self.dynamic is not None:
+            page = self.dynamic(doi, self.hits.get(doi, 0))
+        return page
 
     def landing(self, doi: str) -> str:
-        page = self.pages[doi]
+        page = self.page(doi)
+        assert page is not None
         return f"{self.base[page.host]}/article/{doi}"
 
 
 def _resolver_app(land: Landscape) -> web.Application:
     async def handle_api(request: web.Request) -> web.Response:
         doi = request.match_info["doi"].lower()
-        if doi not in land.pages:
+        if land.page(doi) is None:
             return web.json_response({"responseCode": 100, "handle": doi}, status=404)
         return web.json_response({"responseCode": 1, "handle": doi, "values": [
             {"index": 1, "type": "URL", "data": {"format": "string", "value": land.landing(doi)}},
@@ -54,7 +62,7 @@ def _resolver_app(land: Landscape) -> web.Application:
 
     async def resolve(request: web.Request) -> web.Response:
         doi = request.match_info["doi"].lower()
-        if doi not in land.pages:
+        if land.page(doi) is None:
             return web.Response(status=404, text="DOI Not Found")
         route = land.routes.get(doi, "direct")
         target = land.landing(doi)
@@ -95,7 +103,7 @@ def _publisher_app(land: Landscape, name: str) -> web.Application:
         if queue:
             status = queue.pop(0)
             return web.Response(status=status, headers={"Retry-After": "1"}, text="slow down")
-        page = land.pages.get(doi)
+        page = land.page(doi)
         if page is None or page.host != name:
             return web.Response(status=404, text="<html><title>Page not found</title></html>",
                                 content_type="text/html")
@@ -115,12 +123,19 @@ def _publisher_app(land: Landscape, name: str) -> web.Application:
 
 
 @asynccontextmanager
-async def landscape() -> AsyncIterator[Landscape]:
-    """Resolver on 127.0.0.1, publisher "a" on 127.0.0.2, publisher "b" (another domain) on 127.0.0.3."""
+async def landscape(extra_hosts: int = 0) -> AsyncIterator[Landscape]:
+    """Resolver on 127.0.0.1, publisher "a" on 127.0.0.2, publisher "b" (another domain) on 127.0.0.3,
+    and ``extra_hosts`` more publishers "h0", "h1"... on 127.0.0.4 onwards."""
+    from contextlib import AsyncExitStack
+
     land = Landscape()
-    async with serve(_resolver_app(land), "127.0.0.1") as r, serve(_publisher_app(land, "a"), "127.0.0.2") as a, \
-            serve(_publisher_app(land, "b"), "127.0.0.3") as b:
-        land.base.update(resolver=r + "/", a=a, b=b)
+    async with AsyncExitStack() as stack:
+        land.base["resolver"] = await stack.enter_async_context(serve(_resolver_app(land), "127.0.0.1")) + "/"
+        land.base["a"] = await stack.enter_async_context(serve(_publisher_app(land, "a"), "127.0.0.2"))
+        land.base["b"] = await stack.enter_async_context(serve(_publisher_app(land, "b"), "127.0.0.3"))
+        for i in range(extra_hosts):
+            app = _publisher_app(land, f"h{i}")
+            land.base[f"h{i}"] = await stack.enter_async_context(serve(app, f"127.0.0.{4 + i}"))
         yield land
 
 

@@ -187,6 +187,22 @@ class DoiResolver:
         res.headers = {**res.headers, "Content-Type": "text/html; charset=utf-8"}
         res.hops.append(Hop(res.final_url, res.status, "browser", seconds))
 
+    @staticmethod
+    def _challenge(res: Resolution) -> bool:
+        """A bot challenge answered as an error (403, 429, 503): the title or the
+        start of a short page says so.  Pages answered 200 are judged on their
+        fingerprint (its page kind) by the monitor, with no second parse here."""
+        head = res.body[:20_000]
+        if b"<" not in head[:2000]:
+            return False
+        html, _ = decode(head, res.content_type, "windows-1252")
+        doc = read_html(html)
+        pk = detect_page_kind(doc.title, doc.headings, doc.text, len(doc.text.split()), None)
+        if pk is not None and pk.kind == "bot-challenge":
+            res.outcome, res.reason = "blocked", f"bot challenge ({pk.where}: {pk.evidence})"
+            return True
+        return False
+
     def _classify(self, res: Resolution, expected_url: str | None) -> None:
         s = res.status
         if s is None:
@@ -195,15 +211,8 @@ class DoiResolver:
         if s in (404, 410):
             res.outcome, res.reason = "not_found", f"HTTP {s} at {res.final_url}"
             return
-        body_html = "html" in (res.content_type or "").lower() or res.body[:200].lstrip().startswith(b"<")
-        if body_html:
-            html, _ = decode(res.body[:2_000_000], res.content_type, "windows-1252")
-            doc = read_html(html)
-            words = len(doc.text.split())
-            pk = detect_page_kind(doc.title, doc.headings, doc.text, words, s)
-            if pk is not None and pk.kind == "bot-challenge":
-                res.outcome, res.reason = "blocked", f"bot challenge ({pk.where}: {pk.evidence})"
-                return
+        if s >= 400 and self._challenge(res):
+            return
         if s == 429 or s >= 500:
             res.outcome, res.reason = "server_error", f"HTTP {s}" + (
                 f" (Retry-After {res.retry_after_s:.0f} s)" if res.retry_after_s else "")

@@ -151,7 +151,11 @@ async def open_monitor(cfg: Config, emit: Emit | None = None, *, render: bool | 
     try:
         resolver = DoiResolver(cfg, fetcher, pool)
         warcs = RollingWarcWriter(cfg.doi.warc_dir, max_bytes=cfg.doi.warc_max_bytes)
-        yield DoiMonitor(cfg, registry, resolver, warcs, emit, metrics)
+        monitor = DoiMonitor(cfg, registry, resolver, warcs, emit, metrics)
+        try:
+            yield monitor
+        finally:
+            monitor.close()
     finally:
         await fetcher.close()
         if pool is not None:
