@@ -267,9 +267,16 @@ async def test_js_only_landing_page_is_rendered_by_chromium(tmp_path: Path, chro
         overlay["render"] = {"enabled": True, "executable_path": str(chromium_path), "pages": 1, "timeout_s": 15.0,
                              "settle_s": 0.5}
         cfg = load_config(overrides=overlay)
+        land.pages["10.5555/wall"] = Page(dp.challenge(0), status=503)
         async with open_monitor(cfg) as mon:
             mon.registry.add([DoiEntry(a.doi, a.title)])
             (r,) = await check_all(mon)
+            # A bot challenge: blocked, then retried through the browser on the next check.
+            mon.registry.add([DoiEntry("10.5555/wall", "Walled")])
+            first = await mon.check_doi("10.5555/wall")
+            second = await mon.check_doi("10.5555/wall")
+        assert first is not None and first.outcome == "blocked" and first.record["browser"] is False
+        assert second is not None and second.record["browser"] is True and second.outcome == "blocked"
     assert r.outcome == "resolved" and r.record["browser"] is True
     assert r.record["resolution"]["hops"][-1]["method"] == "browser"
     assert r.record["change"] == "baseline"  # the rendered page carries the record

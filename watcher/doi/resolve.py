@@ -125,7 +125,7 @@ class DoiResolver:
                 res.outcome, res.reason = "not_found", "the resolver does not know this DOI (handle responseCode 100)"
                 return res
             await self._follow(doi_url(doi, self.cfg.doi.resolver_url), res)
-            if res.status is not None and 200 <= res.status < 300:
+            if res.status is not None and (200 <= res.status < 300 or (use_browser and res.status in (403, 429, 503))):
                 await self._maybe_render(res, force=use_browser)
             self._classify(res, expected_url)
         except AcquireError as exc:
@@ -213,6 +213,8 @@ class DoiResolver:
             return
         if s >= 400 and self._challenge(res):
             return
+        if res.browser and s >= 400:  # the browser got past what answered the plain request
+            s = 200
         if s == 429 or s >= 500:
             res.outcome, res.reason = "server_error", f"HTTP {s}" + (
                 f" (Retry-After {res.retry_after_s:.0f} s)" if res.retry_after_s else "")
