@@ -84,7 +84,9 @@ def looks_scholarly(meta_keys: Any, raw_html: str, dois: Any) -> bool:
 
 
 def words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
+    """Lowercased words without bare numbers: reference markers ("[12]"), counters and dates change
+    in redesigns without the text changing."""
+    return [w.lower() for w in _WORD.findall(text) if not w.isdigit()]
 
 
 def shingle_hashes(tokens: list[str], size: int = SHINGLE) -> set[int]:
