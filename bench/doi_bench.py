@@ -136,9 +136,13 @@ async def main(args: argparse.Namespace) -> None:
                 sched.shutdown()
                 dt = time.perf_counter() - t0
                 await asyncio.sleep(2.0)
-                done = sum(1 for _ in _all_checks(mon)) - done_before
+                rows = _all_checks(mon)
+                done = len(rows) - done_before
+                late: dict[str, int] = {}
+                for _doi, outcome in rows[done_before:]:
+                    late[outcome] = late.get(outcome, 0) + 1
                 print(f"scheduler: {done} checks in {dt:.1f} s = {done / dt:.1f} checks/s (every DOI due every "
-                      f"{args.interval} s); RSS {rss_mb():.0f} MB")
+                      f"{args.interval} s); outcomes {late}; RSS {rss_mb():.0f} MB")
         warc_mb = sum(p.stat().st_size for p in (tmp / "warcs").glob("*.warc.gz")) / 1e6
         print(f"events emitted: {sent['n']}; WARC files: {warc_mb:.1f} MB")
     finally:
@@ -148,7 +152,7 @@ async def main(args: argparse.Namespace) -> None:
 
 def _all_checks(mon: Any) -> list[Any]:
     with mon.registry.store._read() as c:
-        return list(mon.registry.store._run(c, "SELECT doi FROM doi_checks").fetchall())
+        return list(mon.registry.store._run(c, "SELECT doi, outcome FROM doi_checks ORDER BY check_time").fetchall())
 
 
 if __name__ == "__main__":

@@ -253,6 +253,7 @@ class DoiConfig(_Frozen):
     import_max_records: int = Field(default=0, ge=0)  # stop an import after this many records (0 = all)
     default_interval_s: int = Field(default=86_400, ge=1)  # check interval of a DOI that names none
     group_intervals_s: Mapping[str, int] = Field(default_factory=dict)  # tag -> interval for DOIs naming none
+    jobstore_url: str | None = None  # APScheduler job store (SQLAlchemy URL); default: beside the store
     jitter_s: float = 300.0  # random delay added to each scheduled check (spreads load, APScheduler jitter)
     misfire_grace_s: int = 86_400  # a check missed while stopped still runs (once) when this late at most
     max_concurrent_checks: int = Field(default=64, ge=1)  # checks in flight on this machine

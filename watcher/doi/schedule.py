@@ -1,8 +1,9 @@
 """The schedule: every watched DOI checked on its interval, across restarts.
 
 APScheduler 3.x (:class:`AsyncIOScheduler`) with a persistent
-:class:`SQLAlchemyJobStore` in the project's database (the SQLite file at
-``store.path`` by default, PostgreSQL at ``store.dsn`` at scale): one job per
+:class:`SQLAlchemyJobStore` beside the project's database (SQLite by default,
+``<store.path>.jobs``; the PostgreSQL database at ``store.dsn`` at scale; or
+``doi.jobstore_url``): one job per
 DOI (``doi:<doi>``), an :class:`IntervalTrigger` of the DOI's own interval,
 else its group's (``doi.group_intervals_s`` by tag), else
 ``doi.default_interval_s``, with ``doi.jitter_s`` of random delay so checks
@@ -32,6 +33,7 @@ from typing import Any
 from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
+from sqlalchemy import Engine, create_engine, event
 
 from ..config import Config, LiveFetchConfig, StoreConfig
 from ..errors import ConfigError
@@ -56,17 +58,39 @@ async def run_check(doi: str) -> None:
         log.info("DOI %s is no longer watched", doi)
 
 
-def jobstore_url(store: StoreConfig) -> str:
-    """SQLAlchemy URL of the database the baseline store uses."""
+def jobstore_url(store: StoreConfig, configured: str | None = None) -> str:
+    """SQLAlchemy URL of the job store: ``doi.jobstore_url`` when set; else, with SQLite, a file beside
+    the store's (``<store.path>.jobs``: APScheduler writes from the event loop, and a second writer on
+    the store's own file would make it wait for the store's write lock); with PostgreSQL, the store's
+    database (a server has no single write lock)."""
+    if configured:
+        return configured
     if store.backend == "memory":
         return "sqlite://"
     if store.backend == "sqlite":
-        return "sqlite:///" + str(Path(store.path).resolve())
+        return "sqlite:///" + str(Path(store.path).resolve()) + ".jobs"
     dsn = store.dsn or ""
     for scheme in ("postgresql://", "postgres://"):
         if dsn.startswith(scheme):
             return "postgresql+psycopg://" + dsn[len(scheme):]
     raise ConfigError("the DOI scheduler needs store.dsn as a postgresql:// URL", reason="store_dsn")
+
+
+def jobstore_engine(url: str) -> Engine:
+    """The job store's engine.  APScheduler 3 writes a job's next run time from the event loop after
+    every run, one commit per job: on SQLite those commits go to a WAL with ``synchronous=NORMAL``
+    (durable across a process crash, as the baseline store) instead of an fsync each."""
+    engine = create_engine(url)
+    if url.startswith("sqlite"):
+        def pragmas(dbapi_conn: Any, _record: Any) -> None:
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.execute("PRAGMA busy_timeout=10000")
+            cur.close()
+
+        event.listen(engine, "connect", pragmas)
+    return engine
 
 
 def _trigger(seconds: int, cfg: Config, start: datetime) -> IntervalTrigger:
@@ -78,7 +102,9 @@ class DoiScheduler:
         self.cfg = cfg
         self.monitor = monitor
         self.scheduler = AsyncIOScheduler(
-            jobstores={"default": SQLAlchemyJobStore(url=jobstore_url(cfg.store), tablename="doi_jobs")},
+            jobstores={"default": SQLAlchemyJobStore(engine=jobstore_engine(jobstore_url(cfg.store,
+                                                                                         cfg.doi.jobstore_url)),
+                                                     tablename="doi_jobs")},
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": cfg.doi.misfire_grace_s},
             timezone=UTC,
         )
