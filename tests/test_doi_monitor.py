@@ -188,9 +188,26 @@ async def test_scheduler_produces_to_the_broker_and_survives_a_restart(tmp_path:
             reg.add([DoiEntry(f"10.5555/s{i}", a.title, interval_s=2) for i, a in enumerate(arts)])
         stop = asyncio.Event()
         task = asyncio.create_task(serve_monitor(cfg, stop=stop))
-        await asyncio.sleep(5.0)
+
+        async def wait_for(cond: Any, timeout_s: float = 90.0) -> None:
+            deadline = asyncio.get_running_loop().time() + timeout_s
+            while not await asyncio.to_thread(cond):
+                assert asyncio.get_running_loop().time() < deadline, "timed out"
+                assert not task.done(), task
+                await asyncio.sleep(0.5)
+
+        def checks_of(doi: str) -> int:
+            with open_registry(cfg.store) as reg:
+                return len(reg.checks(doi))
+
+        def state_change(doi: str) -> str | None:
+            with open_registry(cfg.store) as reg:
+                st = reg.state(doi)
+            return st.change if st else None
+
+        await wait_for(lambda: all(checks_of(f"10.5555/s{i}") >= 2 for i in range(3)))
         land.pages["10.5555/s1"] = Page(dp.highwire(replace(dp.replace_paragraph(arts[1], 1), doi="10.5555/s1"), 0))
-        await asyncio.sleep(3.0)
+        await wait_for(lambda: state_change("10.5555/s1") == "drifted")
         stop.set()
         assert await asyncio.wait_for(task, 30) == 0
         msgs = await read_topic(bootstrap, kafka_names.topic("doi"), timeout_s=30, idle_s=5.0)
@@ -199,11 +216,11 @@ async def test_scheduler_produces_to_the_broker_and_survives_a_restart(tmp_path:
             ev = parse_driftline(m["value"])
             assert m["key"] == m["value"]["doi"]
             times.setdefault(m["value"]["doi"], []).append(ev.timestamp.timestamp())
-        # ~8 s at a 2 s interval: several checks of each DOI, none doubled (consecutive ones an interval apart)
+        # several checks of each DOI at a 2 s interval, none doubled (consecutive ones an interval apart)
         assert sorted(times) == ["10.5555/s0", "10.5555/s1", "10.5555/s2"]
         for t in times.values():
             t.sort()
-            assert 2 <= len(t) <= 5, times
+            assert len(t) >= 2, times
             assert all(b - a >= 1.5 for a, b in itertools.pairwise(t)), times
         last = [m["value"] for m in msgs if m["value"]["doi"] == "10.5555/s1"][-1]
         assert last["extra"]["change"] == "drifted"
