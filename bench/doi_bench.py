@@ -19,7 +19,10 @@ Measured in the same run:
   file) with every DOI on a ``--interval``: checks completed per second over
   ``--seconds``.
 
-RSS is printed after every round: it must stay flat.
+RSS is printed after every round: it must stay flat.  CPU per check (this
+process: event loop and threads; judge processes not included) gives the
+capacity independent of other load on the machine: checks/s per core =
+1000 / (ms per check).
 
     .venv/bin/python bench/doi_bench.py --dois 2000 --rounds 3 --seconds 60
 """
@@ -117,15 +120,16 @@ async def main(args: argparse.Namespace) -> None:
         async with open_monitor(cfg, emit, render=False) as mon:
             mon.registry.add(entries)
             for r in range(args.rounds):
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 results = await check_all(mon)
-                dt = time.perf_counter() - t0
+                dt, cpu = time.perf_counter() - t0, time.process_time() - c0
                 outcomes: dict[str, int] = {}
                 changes: dict[str, int] = {}
                 for res in results:
                     outcomes[res.outcome] = outcomes.get(res.outcome, 0) + 1
                     changes[res.record["change"]] = changes.get(res.record["change"], 0) + 1
-                print(f"round {r}: {len(results)} checks in {dt:.1f} s = {len(results) / dt:.1f} checks/s; "
+                print(f"round {r}: {len(results)} checks in {dt:.1f} s = {len(results) / dt:.1f} checks/s, "
+                      f"{cpu / len(results) * 1000:.1f} ms CPU per check in this process; "
                       f"outcomes {outcomes}; changes {changes}; RSS {rss_mb():.0f} MB")
             if args.seconds > 0:
                 done_before = sum(1 for _ in _all_checks(mon))

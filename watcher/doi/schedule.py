@@ -121,7 +121,9 @@ class DoiScheduler:
             seconds = interval_of(e, self.cfg)
             job = jobs.pop(jid, None)
             if job is None:
-                first = now + timedelta(seconds=random.uniform(0, min(float(seconds), spread)))
+                # A start in the future: IntervalTrigger's first fire time is the first start + k * interval
+                # not before "now", so a start already past (by microseconds) would wait a whole interval.
+                first = now + timedelta(seconds=1.0 + random.uniform(0, min(float(seconds), spread)))
                 self.scheduler.add_job("watcher.doi.schedule:run_check", _trigger(seconds, self.cfg, first), id=jid,
                                        name=e.doi, args=[e.doi], replace_existing=True)
                 added += 1
