@@ -107,7 +107,7 @@ async def main(args: argparse.Namespace) -> None:
         tmp = Path(tempfile.mkdtemp(prefix="doi-bench-"))
         cfg = load_config(overrides=doi_config(land, tmp, per_host_concurrency=args.per_host,
                                                max_concurrent_checks=args.concurrency, timeout_s=30.0,
-                                               judge_processes=args.judge_processes))
+                                               jitter_s=args.jitter, judge_processes=args.judge_processes))
         entries = [DoiEntry(f"10.5555/b{n}", _title(n), interval_s=args.interval) for n in range(args.dois)]
         sent = {"n": 0}
 
@@ -165,6 +165,7 @@ if __name__ == "__main__":
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--seconds", type=float, default=60.0, help="scheduler run (0: skip)")
     p.add_argument("--interval", type=int, default=20, help="check interval of every DOI in the scheduler run")
+    p.add_argument("--jitter", type=float, default=0.0, help="doi.jitter_s in the scheduler run (spreads checks)")
     p.add_argument("--concurrency", type=int, default=64)
     p.add_argument("--per-host", dest="per_host", type=int, default=8)
     p.add_argument("--judge-processes", dest="judge_processes", type=int, default=2,
