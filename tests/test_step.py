@@ -263,3 +263,16 @@ def test_a_capture_scored_without_fetch_is_rescored_from_its_whole_fingerprint(t
         s = got[v.verdict_id]
         assert (s.change, s.reason, s.measures.get("containment")) == \
                (v.change, v.reason, v.measures.get("containment"))
+
+
+def test_captures_scored_before_any_baseline_are_rescored_when_an_earlier_one_arrives(tmp_path: Path) -> None:
+    stub = b"<html><head><meta http-equiv=refresh content='0;url=http://elsewhere.example.net/'></head></html>"
+    caps = [cap(0, textgen.html(BASE)), cap(1, stub)]
+    batch = Engine(EngineConfig()).scan_history("k", caps).verdicts
+    with SQLiteStore(tmp_path / "s.db") as store:
+        w = Watcher(Engine(EngineConfig()), store)
+        first = w.handle(dataclasses.replace(caps[1], history="k"))
+        assert first.verdict.change == "empty"
+        late = w.handle(dataclasses.replace(caps[0], history="k"))
+    assert [(v.status, v.change) for v in late.corrections] == [(batch[1].status, batch[1].change)]
+    assert batch[1].status == "off-topic"

@@ -296,6 +296,10 @@ def build_parser() -> argparse.ArgumentParser:
     d = add("demo", "feed a sample crawl through the embedded broker and show the verdicts", _DEMO_EXAMPLES)
     d.add_argument("--once", action="store_true", help="exit after the summary instead of serving /metrics")
     d.set_defaults(func=cmd_demo)
+
+    from .doi.cli import register as register_doi
+
+    register_doi(sub)
     return p
 
 

@@ -176,9 +176,12 @@ class KafkaConfig(_Frozen):
     bootstrap_servers: str | None = None
     client_id: str = "driftline"
     group_id: str = "driftline"
-    input_topics: Mapping[str, str] = Field(default_factory=lambda: {"heritrix-crawl-log": "auto"})
+    # The DOI monitor's capture events (doi.events_topic) are an input like a crawler's, judged under the doi profile.
+    input_topics: Mapping[str, str] = Field(default_factory=lambda: {"heritrix-crawl-log": "auto",
+                                                                     "driftline-doi-captures": "driftline"})
     # input topic -> profile (collection | text | doi); topics not named use engine.profile
-    topic_profiles: Mapping[str, Literal["collection", "text", "doi"]] = Field(default_factory=dict)
+    topic_profiles: Mapping[str, Literal["collection", "text", "doi"]] = Field(
+        default_factory=lambda: {"driftline-doi-captures": "doi"})
     results_topic: str = "driftline-verdicts"
     alerts_topic: str = "driftline-alerts"
     recommendations_topic: str = "driftline-recommendations"
@@ -227,7 +230,7 @@ class LiveFetchConfig(_Frozen):
 
 
 class AcquireConfig(_Frozen):
-    warc_dirs: tuple[str, ...] = ()
+    warc_dirs: tuple[str, ...] = ("doi-warcs",)  # where WARC files named by events are looked up (doi.warc_dir too)
     warc_http_base: str | None = None
     replay_base: str | None = None
     live: LiveFetchConfig = LiveFetchConfig()
@@ -369,6 +372,45 @@ class EventsConfig(_Frozen):
         return v
 
 
+class DoiConfig(_Frozen):
+    """The DOI landing-page monitor (watcher/doi/)."""
+
+    resolver_url: str = "https://doi.org/"  # DOI resolver; its handle API is <resolver_url>api/handles/<doi>
+    crossref_url: str = "https://api.crossref.org"  # Crossref REST API base (import)
+    datacite_url: str = "https://api.datacite.org"  # DataCite REST API base (import)
+    # Contact address: sent as mailto= to Crossref (its "polite pool") and in the User-Agent of every request.
+    mailto: str | None = None
+    user_agent: str = "driftline-doi/0.1 (+https://github.com/driftline/driftline; DOI landing-page monitor)"
+    import_rows: int = Field(default=500, ge=1, le=1000)  # records per API page (Crossref rows, DataCite page[size])
+    import_timeout_s: float = 60.0  # per API request
+    import_max_records: int = Field(default=0, ge=0)  # stop an import after this many records (0 = all)
+    default_interval_s: int = Field(default=86_400, ge=1)  # check interval of a DOI that names none
+    group_intervals_s: Mapping[str, int] = Field(default_factory=dict)  # tag -> interval for DOIs naming none
+    jobstore_url: str | None = None  # APScheduler job store (SQLAlchemy URL); default: beside the store
+    jitter_s: float = 300.0  # random delay added to each scheduled check (spreads load, APScheduler jitter)
+    misfire_grace_s: int = 86_400  # a check missed while stopped still runs (once) when this late at most
+    max_concurrent_checks: int = Field(default=64, ge=1)  # checks in flight on this machine
+    judge_processes: int = Field(default=0, ge=0)  # worker processes that fingerprint and judge (0 = a thread)
+    per_host_concurrency: int = Field(default=2, ge=1)  # requests in flight per host
+    per_host_delay_s: float = 1.0  # minimum time between request starts per host
+    timeout_s: float = 30.0  # one check's whole redirect chain and body
+    max_redirects: int = 10  # HTTP redirects followed from the resolver
+    retries: int = Field(default=2, ge=0)  # retries of a check that timed out or met a server error
+    backoff_s: float = 2.0  # first retry delay; doubles per retry (exponential backoff)
+    max_retry_after_s: float = 300.0  # a longer Retry-After ends the check (outcome server_error) instead of waiting
+    alert_after_failures: int = Field(default=2, ge=1)  # alert after this many consecutive failures of one kind
+    render: bool = True  # render script-built landing pages (and retry bot challenges) with Chromium
+    warc_dir: str = "doi-warcs"  # rolling WARC files of every check
+    warc_max_bytes: int = 1_000_000_000  # roll over to a new WARC file at this size
+    events_topic: str = "driftline-doi-captures"  # capture events (driftline format; add it to kafka.input_topics)
+    status_host: str = "127.0.0.1"  # `doi run` serves /doi/status (JSON) here
+    status_port: int = 9309  # 0 = do not serve
+    title_min_similarity: float = 0.80  # rapidfuzz token-set ratio (0..1) for "the title still matches"
+    abstract_min_containment: float = 0.95  # below this share of its 4-word shingles kept, the abstract was edited
+    paragraph_min_containment: float = 0.60  # below this a baseline paragraph counts as changed
+    main_min_containment: float = 0.35  # below this (with the record lost) the work counts as replaced
+
+
 class Config(_Frozen):
     engine: EngineConfig = EngineConfig()
     store: StoreConfig = StoreConfig()
@@ -381,6 +423,7 @@ class Config(_Frozen):
     recommend: RecommendConfig = RecommendConfig()
     actuator: ActuatorConfig = ActuatorConfig()
     alerts: AlertConfig = AlertConfig()
+    doi: DoiConfig = DoiConfig()
     log_level: str = "INFO"
     log_format: Literal["text", "json"] = "text"
 

@@ -94,6 +94,12 @@ class StoreError(DriftlineError):
     reason = "store"
 
 
+class DoiError(DriftlineError):
+    """A DOI is malformed, or a DOI list or registry API answer cannot be used."""
+
+    reason = "invalid_doi"
+
+
 class UnknownMeasureError(ConfigError):
     reason = "unknown_measure"
 

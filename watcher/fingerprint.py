@@ -23,6 +23,7 @@ from datasketch import MinHash
 
 from . import lang
 from .config import EngineConfig
+from .doi.record import record_of
 from .extract.decode import decode
 from .extract.encoding import decode_body
 from .extract.html import DOI_RE, HtmlDoc, normalise_ws, read_html
@@ -291,4 +292,5 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
         error="truncated" if truncated else None,
         http_status=capture.status,
         features=frozenset(features),
+        record=record_of(raw, doc.meta, doc.dois) if kind == "html" else None,
     )

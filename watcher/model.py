@@ -82,6 +82,42 @@ class Capture:
 
 
 @dataclass(frozen=True, slots=True)
+class ScholarlyRecord:
+    """What a landing page says about the work it stands for (watcher/doi/record.py).
+
+    The doi profile compares this, not the page: a publisher's redesign
+    replaces menus, footers and sidebars while the record stays.  Metadata
+    comes from ``citation_*`` (Highwire), Dublin Core, schema.org JSON-LD and
+    ``og:`` meta; the main text is the article body without the site's chrome.
+    ``main_sample`` is a bottom-k sample of the main text's 4-word shingle
+    hashes (estimates containment from stored baselines), ``paragraphs`` a
+    small sample per long paragraph (which paragraph changed), and
+    ``main_shingles`` the full set, kept on fresh captures only.
+    """
+
+    title: str = ""
+    authors: tuple[str, ...] = ()
+    abstract: str = ""
+    doi: str | None = None
+    date: str | None = None
+    container: str = ""
+    pdf_url: str | None = None
+    sources: tuple[str, ...] = ()
+    schema_types: tuple[str, ...] = ()
+    main_words: int = 0
+    main_digest: str = ""
+    main_sample: tuple[int, ...] = ()
+    paragraphs: tuple[tuple[int, ...], ...] = ()
+    main_shingles: frozenset[int] | None = None
+    body_dois: frozenset[str] = frozenset()
+
+    @property
+    def has_metadata(self) -> bool:
+        """True when the page names a work (title, DOI or authors in its metadata)."""
+        return bool(self.sources)
+
+
+@dataclass(frozen=True, slots=True)
 class Fingerprint:
     """Everything the measures read, computed once per capture.
 
@@ -128,6 +164,7 @@ class Fingerprint:
     # baseline records what it kept, so a measure that needs a feature the
     # baseline lacks scores None (n/a), never a number computed from a blank.
     features: frozenset[str] = frozenset()
+    record: ScholarlyRecord | None = None
 
     @property
     def is_empty(self) -> bool:

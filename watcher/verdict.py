@@ -9,7 +9,7 @@ measures (any, all, k-of-n, weighted).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from . import measures as ms
@@ -100,6 +100,10 @@ def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureRes
     prof = profile or cfg.profile
     if extraction_failed(cur):
         return Decision("error", "error", cur.error or "extraction failed", 0.0)
+    if prof == "doi":  # the scholarly record, not the page: its own reading of errors, walls and redirects
+        from .doi.profile import decide_doi
+
+        return decide_doi(base, cur, cfg)
     if cur.is_empty:
         return Decision("empty", "empty", f"no content ({cur.error or 'empty'})", 0.0)
     if cur.digest == base.digest:
@@ -117,8 +121,6 @@ def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureRes
     if cfg.page_kinds and cur.page_kind and cur.page_kind != base.page_kind:
         return Decision("off-topic", "off-topic", f"page kind {cur.page_kind} ({cur.page_kind_evidence})", 0.95,
                         ("page_kind",))
-    if prof == "doi":
-        return _doi_decider()(base, cur, results, cfg, seed_url)
     if prof == "text":
         return profiles.text(base, cur, results, cfg, seed_url)
     return profiles.collection(base, cur, results, cfg, seed_url)
@@ -141,18 +143,3 @@ def drift_score(results: Mapping[str, MeasureResult], d: Decision) -> float:
     return 0.0
 
 
-DoiDecider = Callable[[Fingerprint, Fingerprint, Mapping[str, MeasureResult], EngineConfig, str], Decision]
-
-
-def _doi_decider() -> DoiDecider:
-    """The ``doi`` profile's decision (watcher.doi.profile), looked up when first needed."""
-    import importlib
-
-    from . import profiles
-
-    try:
-        mod = importlib.import_module("watcher.doi.profile")
-    except ImportError:  # pragma: no cover - the DOI package ships with driftline
-        return profiles.text
-    fn: DoiDecider = mod.decide
-    return fn

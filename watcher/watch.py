@@ -173,4 +173,5 @@ def _moved_back(before: HistoryState, after: HistoryState) -> bool:
     if after.pinned is not None and after.pinned is not before.pinned:
         return True
     b, a = before.baseline, after.baseline
-    return a is not None and b is not None and a is not b and a.capture_time < b.capture_time
+    # the first baseline of the history, or an earlier one: captures after it may have been scored without it
+    return a is not None and a is not b and (b is None or a.capture_time < b.capture_time)

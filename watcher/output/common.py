@@ -28,7 +28,8 @@ from ..model import HistoryResult, MeasureResult, Verdict, ts14, utc
 SUMMARY_KEY = "__driftline__"
 DRIFTLINE_KEY = "driftline"
 MEASURES_KEY = "timemap measures"
-CHANGE_CLASSES = ("baseline", "unchanged", "minor", "drifted", "off-topic", "empty", "error")
+CHANGE_CLASSES = ("baseline", "unchanged", "minor", "drifted", "off-topic", "empty", "error", "layout", "replaced",
+                  "gone", "blocked", "moved")
 
 
 def iso(dt: datetime | None) -> str | None:

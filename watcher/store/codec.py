@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from ..errors import StoreError
-from ..model import Fingerprint, MeasureResult, Verdict, utc
+from ..model import Fingerprint, MeasureResult, ScholarlyRecord, Verdict, utc
 from ..step import HistoryState, Reference
 
 FINGERPRINT_FORMAT = 1  # zlib JSON (read only)
@@ -65,8 +65,12 @@ def reduce_fingerprint(
     shingle set (exact containment).  Without them only sketches remain.
     """
     dropped = ({"text", "tokens"} if not keep_text else set()) | ({"shingles"} if not keep_shingles else set())
+    record = fp.record
+    if record is not None and record.main_shingles is not None and not keep_shingles:
+        record = dataclasses.replace(record, main_shingles=None)
     return dataclasses.replace(
         fp,
+        record=record,
         text=fp.text if keep_text else None,
         tokens=(tuple(fp.tokens) if fp.tokens is not None else None) if keep_text else None,
         shingles=(frozenset(fp.shingles) if fp.shingles is not None else None) if keep_shingles else None,
@@ -135,6 +139,47 @@ def _untag(value: Any) -> Any:
 
 
 _FP_FIELDS = {f.name: f for f in dataclasses.fields(Fingerprint)}
+_REC_FIELDS = [f.name for f in dataclasses.fields(ScholarlyRecord)]
+_REC_HASHES = ("main_sample",)
+
+
+def _record_doc(rec: ScholarlyRecord) -> dict[str, Any]:
+    """Compact JSON of a scholarly record: empty fields left out, hash samples packed."""
+    out: dict[str, Any] = {}
+    for name in _REC_FIELDS:
+        value = getattr(rec, name)
+        if value in (None, "", (), 0, frozenset()):
+            continue
+        if name in _REC_HASHES:
+            out[name] = _b64(struct.pack(f"<{len(value)}Q", *value))
+        elif name == "paragraphs":
+            out[name] = [_b64(struct.pack(f"<{len(p)}Q", *p)) for p in value]
+        elif name == "main_shingles":
+            out[name] = _pack_shingles(value)
+        else:
+            out[name] = _tag(value)
+    return out
+
+
+def _unpack_u64(text: str) -> tuple[int, ...]:
+    raw = _unb64(text)
+    return tuple(struct.unpack(f"<{len(raw) // 8}Q", raw))
+
+
+def _record_from(doc: Mapping[str, Any]) -> ScholarlyRecord:
+    kwargs: dict[str, Any] = {}
+    for name, value in doc.items():
+        if name not in _REC_FIELDS:
+            continue
+        if name in _REC_HASHES:
+            kwargs[name] = _unpack_u64(value)
+        elif name == "paragraphs":
+            kwargs[name] = tuple(_unpack_u64(p) for p in value)
+        elif name == "main_shingles":
+            kwargs[name] = _unpack_shingles(value)
+        else:
+            kwargs[name] = _untag(value)
+    return ScholarlyRecord(**kwargs)
 
 
 def encode_fingerprint(
@@ -151,6 +196,8 @@ def encode_fingerprint(
             doc[name] = {str(k): int(v) for k, v in value.items()}
         elif name == "shingles":
             doc[name] = _pack_shingles(value) if value is not None else None
+        elif name == "record":
+            doc[name] = _record_doc(value) if value is not None else None
         else:
             doc[name] = _tag(value)
     body = zlib.compress(json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), 9)
@@ -186,6 +233,8 @@ def decode_fingerprint(b: bytes) -> Fingerprint:
                 kwargs[name] = {str(k): int(v) for k, v in value.items()}
             elif name == "shingles":
                 kwargs[name] = _unpack_shingles(value) if value is not None else None
+            elif name == "record":
+                kwargs[name] = _record_from(value) if value is not None else None
             else:
                 kwargs[name] = _untag(value)
         if "features" not in doc:  # a format-1 blob from before features were recorded: what it evidently holds

@@ -1,0 +1,107 @@
+"""Kafka glue of the DOI monitor: runs the scheduler (watcher/doi) and
+produces its capture events and alerts.
+
+Events go to ``doi.events_topic`` (driftline format, keyed by DOI so one
+DOI's captures stay in order; add the topic to ``kafka.input_topics`` and the
+streaming watcher scores them), alerts to ``kafka.alerts_topic``.  Both are
+acknowledged by the broker (``acks=all``) before the check counts as done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+from typing import Any
+
+from watcher.broker import EmbeddedBroker, ensure_topics
+from watcher.config import Config
+from watcher.doi.monitor import DoiMonitor
+from watcher.doi.schedule import DoiScheduler, check_all, open_monitor
+from watcher.doi.status import serve_status
+from watcher.errors import ConfigError
+
+from .publisher import Publisher
+
+log = logging.getLogger(__name__)
+
+
+class DoiProducer:
+    """Produces the monitor's messages (the ``emit`` of :class:`DoiMonitor`)."""
+
+    def __init__(self, cfg: Config, bootstrap: str) -> None:
+        self.cfg = cfg
+        self.publisher = Publisher(cfg.kafka, bootstrap)
+        self.sent: dict[str, int] = {"event": 0, "alert": 0}
+
+    async def start(self) -> None:
+        await self.publisher.start()
+
+    async def stop(self) -> None:
+        await self.publisher.stop()
+
+    async def emit(self, kind: str, message: dict[str, Any]) -> None:
+        topic = self.cfg.doi.events_topic if kind == "event" else self.cfg.kafka.alerts_topic
+        value = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+        await self.publisher.send_all([(topic, str(message.get("doi", "")).encode(), value, None)])
+        self.sent[kind] = self.sent.get(kind, 0) + 1
+
+
+async def serve_monitor(cfg: Config, *, once: bool = False, stop: asyncio.Event | None = None) -> int:
+    """Run the monitor until ``stop`` is set (or, with ``once``, for one round of checks)."""
+    k = cfg.kafka
+    broker = None
+    if k.bootstrap_servers is None:
+        if not k.embedded_broker:
+            raise ConfigError("kafka.bootstrap_servers is unset and kafka.embedded_broker is false")
+        broker = EmbeddedBroker(k.embedded_port)
+        await broker.start()
+    bootstrap = k.bootstrap_servers or f"127.0.0.1:{k.embedded_port}"
+    producer = DoiProducer(cfg, bootstrap)
+    try:
+        if k.create_topics:
+            await ensure_topics(bootstrap, [cfg.doi.events_topic, k.alerts_topic], k.partitions)
+        await producer.start()
+        async with open_monitor(cfg, producer.emit) as monitor:
+            if once:
+                results = await check_all(monitor)
+                log.info("checked %d DOIs", len(results))
+                return 0
+            await _scheduled(cfg, monitor, stop or _stop_on_signals())
+    finally:
+        await producer.stop()
+        if broker is not None:
+            await broker.stop()
+    return 0
+
+
+async def _scheduled(cfg: Config, monitor: DoiMonitor, stop: asyncio.Event) -> None:
+    sched = DoiScheduler(cfg, monitor)
+    sched.start()
+    try:
+        async with serve_status(monitor, cfg.doi.status_host, cfg.doi.status_port) as url:
+            if url:
+                log.info("DOI status at %s/doi/status", url)
+            while not stop.is_set():
+                try:
+                    await asyncio.wait_for(stop.wait(), timeout=60.0)
+                except TimeoutError:
+                    await asyncio.to_thread(sched.sync)  # DOIs added or removed by the CLI meanwhile
+    finally:
+        sched.shutdown()
+
+
+def _stop_on_signals() -> asyncio.Event:
+    ev = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # not on the main thread
+            loop.add_signal_handler(sig, ev.set)
+    return ev
+
+
+def run_monitor(cfg: Config, *, once: bool = False) -> int:
+    """``driftline doi run``."""
+    return asyncio.run(serve_monitor(cfg, once=once))

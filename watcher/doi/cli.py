@@ -1,0 +1,213 @@
+"""``driftline doi ...``: the DOI monitor's subcommands.
+
+    driftline doi add FILE|DOI...       a text/CSV list, or DOIs as arguments
+    driftline doi remove DOI...|--file FILE
+    driftline doi list [--tag T] [-f text|csv|json]
+    driftline doi import crossref|datacite --prefix P | --member M | --client-id C [--since DATE|last]
+    driftline doi status [-f table|csv|json] [-o FILE]
+    driftline doi run [--once]          the scheduler: check every DOI on its interval
+
+``register`` adds them to the main parser (watcher/cli.py calls it once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import io
+import json
+import logging
+import sys
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..config import Config
+from ..errors import DoiError
+from .lists import ParsedList, parse_dois, parse_list, parse_tags
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[argparse.Namespace, Config], int]
+
+
+def _read_source(items: list[str]) -> ParsedList:
+    """A list file when the single argument is an existing file, else DOIs given inline."""
+    if len(items) == 1 and Path(items[0]).is_file():
+        p = Path(items[0])
+        return parse_list(p.read_text(encoding="utf-8-sig", errors="replace"), source=f"file:{p.name}")
+    if items == ["-"]:
+        return parse_list(sys.stdin.read(), source="stdin")
+    return parse_dois(items)
+
+
+def _report_problems(parsed: ParsedList, where: str) -> None:
+    for p in parsed.problems:
+        print(f"{where}: skipped {p}", file=sys.stderr)
+
+
+def cmd_add(args: argparse.Namespace, cfg: Config) -> int:
+    from dataclasses import replace
+
+    from .registry import open_registry
+
+    parsed = _read_source(args.items)
+    _report_problems(parsed, args.items[0] if len(args.items) == 1 else "arguments")
+    extra = parse_tags(args.tags or "")
+    entries = [replace(e, tags=tuple(dict.fromkeys((*e.tags, *extra)))) if extra else e for e in parsed.entries]
+    with open_registry(cfg.store) as reg:
+        added, updated = reg.add(entries)
+    print(f"{added} added, {updated} updated, {len(parsed.problems)} skipped")
+    return 1 if parsed.problems and not entries else 0
+
+
+def cmd_remove(args: argparse.Namespace, cfg: Config) -> int:
+    from .registry import open_registry
+
+    parsed = _read_source(args.items)
+    _report_problems(parsed, "remove")
+    with open_registry(cfg.store) as reg:
+        n = reg.remove(e.doi for e in parsed.entries)
+    print(f"{n} removed")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace, cfg: Config) -> int:
+    from .registry import open_registry
+
+    with open_registry(cfg.store) as reg:
+        entries = reg.entries(tag=args.tag)
+    rows = [{"doi": e.doi, "title": e.title or "", "landing_url": e.landing_url or "",
+             "interval_s": e.interval_s or cfg.doi.default_interval_s, "tags": ";".join(e.tags), "source": e.source}
+            for e in entries]
+    _write_rows(rows, args.format, None, ("doi", "title", "landing_url", "interval_s", "tags", "source"))
+    return 0
+
+
+def _parse_since(text: str | None, last: datetime | None) -> datetime | None:
+    if text is None:
+        return None
+    if text == "last":
+        if last is None:
+            raise DoiError("--since last: this source was never imported; give a date", reason="usage")
+        return last
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise DoiError(f"--since {text!r} is not an ISO date (YYYY-MM-DD) or 'last'", reason="usage") from exc
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
+async def _import(args: argparse.Namespace, cfg: Config) -> tuple[int, int, int]:
+    from .importers import ImportPage, crossref_pages, datacite_pages
+    from .registry import open_registry
+
+    tags = parse_tags(args.tags or "")
+    key = f"{args.registry}:{args.member or args.client_id or args.prefix or args.query}"
+    added = updated = skipped = 0
+    started = datetime.now(UTC)
+    with open_registry(cfg.store) as reg:
+        since = _parse_since(args.since, reg.last_import(key))
+        pages: AsyncIterator[ImportPage]
+        if args.registry == "crossref":
+            pages = crossref_pages(cfg.doi, prefix=args.prefix, member=args.member, since=since, tags=tags)
+        else:
+            pages = datacite_pages(cfg.doi, prefix=args.prefix, client_id=args.client_id, query=args.query,
+                                   since=since, tags=tags)
+        async for page in pages:
+            for p in page.problems:
+                print(f"{args.registry}: skipped {p.message}", file=sys.stderr)
+            a, u = await asyncio.to_thread(reg.add, page.entries)
+            added, updated, skipped = added + a, updated + u, skipped + len(page.problems)
+            log.info("%s page %d: %d added, %d updated, %d skipped", args.registry, page.number, a, u,
+                     len(page.problems))
+        reg.set_last_import(key, started, added + updated)
+    return added, updated, skipped
+
+
+def cmd_import(args: argparse.Namespace, cfg: Config) -> int:
+    added, updated, skipped = asyncio.run(_import(args, cfg))
+    print(f"{added} added, {updated} updated, {skipped} skipped")
+    return 0
+
+
+def status_rows(cfg: Config) -> list[dict[str, Any]]:
+    from .registry import open_registry
+    from .status import status_rows as rows_of
+
+    with open_registry(cfg.store) as reg:
+        return rows_of(reg)
+
+
+def _write_rows(rows: list[dict[str, Any]], fmt: str, output: str | None, columns: tuple[str, ...]) -> None:
+    if fmt == "json":
+        text = json.dumps(rows, ensure_ascii=False, indent=2) + "\n"
+    elif fmt == "csv":
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+        text = buf.getvalue()
+    else:
+        widths = {c: min(60, max([len(c), *(len(str(r.get(c, ""))) for r in rows)])) for c in columns}
+        lines = ["  ".join(c.ljust(widths[c]) for c in columns)]
+        lines += ["  ".join(str(r.get(c, ""))[: widths[c]].ljust(widths[c]) for c in columns) for r in rows]
+        text = "\n".join(line.rstrip() for line in lines) + "\n"
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+
+
+def cmd_status(args: argparse.Namespace, cfg: Config) -> int:
+    from .status import STATUS_COLUMNS
+
+    _write_rows(status_rows(cfg), args.format, args.output, STATUS_COLUMNS)
+    return 0
+
+
+def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
+    from consumers.doi import run_monitor  # the Kafka glue; watcher/doi itself never imports Kafka
+
+    return run_monitor(cfg, once=args.once)
+
+
+def register(sub: Any) -> None:
+    """Add ``driftline doi ...`` to the main parser's subparsers ``sub``."""
+    d = sub.add_parser("doi", help="the DOI landing-page monitor: lists, imports, checks, status")
+    dsub = d.add_subparsers(dest="doi_command", required=True)
+
+    a = dsub.add_parser("add", help="watch DOIs: a text/CSV list file, '-' for stdin, or DOIs as arguments")
+    a.add_argument("items", nargs="+")
+    a.add_argument("--tags", help="tags added to every DOI (separated by ; | or spaces)")
+    a.set_defaults(func=cmd_add)
+
+    r = dsub.add_parser("remove", help="stop watching DOIs (arguments or a list file)")
+    r.add_argument("items", nargs="+")
+    r.set_defaults(func=cmd_remove)
+
+    ls = dsub.add_parser("list", help="the watched DOIs")
+    ls.add_argument("--tag")
+    ls.add_argument("-f", "--format", choices=["table", "csv", "json"], default="table")
+    ls.set_defaults(func=cmd_list)
+
+    i = dsub.add_parser("import", help="watch the DOIs of a Crossref or DataCite listing")
+    i.add_argument("registry", choices=["crossref", "datacite"])
+    i.add_argument("--prefix", help="DOI prefix, e.g. 10.5555")
+    i.add_argument("--member", help="Crossref member id")
+    i.add_argument("--client-id", dest="client_id", help="DataCite repository (client) id")
+    i.add_argument("--query", help="DataCite query (Elasticsearch syntax)")
+    i.add_argument("--since", help="only records updated since this date (YYYY-MM-DD), or 'last' (the last import)")
+    i.add_argument("--tags", help="tags given to the imported DOIs")
+    i.set_defaults(func=cmd_import)
+
+    s = dsub.add_parser("status", help="per DOI: last check, outcome, final URL, change, first drift, reason")
+    s.add_argument("-f", "--format", choices=["table", "csv", "json"], default="table")
+    s.add_argument("-o", "--output", help="write to this file instead of stdout")
+    s.set_defaults(func=cmd_status)
+
+    rn = dsub.add_parser("run", help="check the watched DOIs on their schedules and produce capture events")
+    rn.add_argument("--once", action="store_true", help="check every DOI once, then exit")
+    rn.set_defaults(func=cmd_run)

@@ -1,0 +1,197 @@
+"""The schedule: every watched DOI checked on its interval, across restarts.
+
+APScheduler 3.x (:class:`AsyncIOScheduler`) with a persistent
+:class:`SQLAlchemyJobStore` beside the project's database (SQLite by default,
+``<store.path>.jobs``; the PostgreSQL database at ``store.dsn`` at scale; or
+``doi.jobstore_url``): one job per
+DOI (``doi:<doi>``), an :class:`IntervalTrigger` of the DOI's own interval,
+else its group's (``doi.group_intervals_s`` by tag), else
+``doi.default_interval_s``, with ``doi.jitter_s`` of random delay so checks
+spread out.  Why this holds across restarts: the next run time lives in the
+job store, so a restart neither re-runs a check that was done (no duplicate)
+nor forgets one that fell due while it was down (a missed run executes once:
+``coalesce``, within ``doi.misfire_grace_s``).  :meth:`DoiScheduler.sync`
+adds jobs for new DOIs, reschedules changed intervals and removes jobs of
+removed DOIs without touching the others' next run times.
+
+Jobs name their function by reference (``watcher.doi.schedule:run_check``),
+as a persistent store needs; the function finds the running monitor in
+:data:`_ACTIVE`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.interval import IntervalTrigger
+from sqlalchemy import Engine, create_engine, event
+
+from ..config import Config, LiveFetchConfig, StoreConfig
+from ..errors import ConfigError
+from .importers import user_agent
+from .monitor import DoiMonitor, Emit, interval_of
+from .registry import open_registry
+
+log = logging.getLogger(__name__)
+
+JOB_PREFIX = "doi:"
+_ACTIVE: dict[str, DoiMonitor] = {}
+
+
+async def run_check(doi: str) -> None:
+    """The job function of every DOI job (referenced by name from the job store)."""
+    monitor = _ACTIVE.get("monitor")
+    if monitor is None:
+        log.warning("DOI %s fell due with no monitor running", doi)
+        return
+    result = await monitor.check_doi(doi)
+    if result is None:
+        log.info("DOI %s is no longer watched", doi)
+
+
+def jobstore_url(store: StoreConfig, configured: str | None = None) -> str:
+    """SQLAlchemy URL of the job store: ``doi.jobstore_url`` when set; else, with SQLite, a file beside
+    the store's (``<store.path>.jobs``: APScheduler writes from the event loop, and a second writer on
+    the store's own file would make it wait for the store's write lock); with PostgreSQL, the store's
+    database (a server has no single write lock)."""
+    if configured:
+        return configured
+    if store.backend == "memory":
+        return "sqlite://"
+    if store.backend == "sqlite":
+        return "sqlite:///" + str(Path(store.path).resolve()) + ".jobs"
+    dsn = store.dsn or ""
+    for scheme in ("postgresql://", "postgres://"):
+        if dsn.startswith(scheme):
+            return "postgresql+psycopg://" + dsn[len(scheme):]
+    raise ConfigError("the DOI scheduler needs store.dsn as a postgresql:// URL", reason="store_dsn")
+
+
+def jobstore_engine(url: str) -> Engine:
+    """The job store's engine.  APScheduler 3 writes a job's next run time from the event loop after
+    every run, one commit per job: on SQLite those commits go to a WAL with ``synchronous=NORMAL``
+    (durable across a process crash, as the baseline store) instead of an fsync each."""
+    engine = create_engine(url)
+    if url.startswith("sqlite"):
+        def pragmas(dbapi_conn: Any, _record: Any) -> None:
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.execute("PRAGMA busy_timeout=10000")
+            cur.close()
+
+        event.listen(engine, "connect", pragmas)
+    return engine
+
+
+def _trigger(seconds: int, cfg: Config, start: datetime) -> IntervalTrigger:
+    return IntervalTrigger(seconds=seconds, start_date=start, jitter=cfg.doi.jitter_s or None, timezone=UTC)
+
+
+class DoiScheduler:
+    def __init__(self, cfg: Config, monitor: DoiMonitor) -> None:
+        self.cfg = cfg
+        self.monitor = monitor
+        self.scheduler = AsyncIOScheduler(
+            jobstores={"default": SQLAlchemyJobStore(engine=jobstore_engine(jobstore_url(cfg.store,
+                                                                                         cfg.doi.jobstore_url)),
+                                                     tablename="doi_jobs")},
+            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": cfg.doi.misfire_grace_s},
+            timezone=UTC,
+        )
+
+    def sync(self) -> dict[str, int]:
+        """Make the jobs match the watched DOIs; returns counts of what changed."""
+        entries = self.monitor.registry.entries()
+        jobs: dict[str, Any] = {j.id: j for j in self.scheduler.get_jobs() if j.id.startswith(JOB_PREFIX)}
+        added = changed = 0
+        now = datetime.now(UTC)
+        spread = max(0.0, self.cfg.doi.jitter_s)
+        for e in entries:
+            jid = JOB_PREFIX + e.doi
+            seconds = interval_of(e, self.cfg)
+            job = jobs.pop(jid, None)
+            if job is None:
+                # A start in the future: IntervalTrigger's first fire time is the first start + k * interval
+                # not before "now", so a start already past (by microseconds) would wait a whole interval.
+                first = now + timedelta(seconds=1.0 + random.uniform(0, min(float(seconds), spread)))
+                self.scheduler.add_job("watcher.doi.schedule:run_check", _trigger(seconds, self.cfg, first), id=jid,
+                                       name=e.doi, args=[e.doi], replace_existing=True)
+                added += 1
+            elif int(job.trigger.interval.total_seconds()) != seconds:
+                self.scheduler.reschedule_job(jid, trigger=_trigger(seconds, self.cfg, now))
+                changed += 1
+        for jid in jobs:
+            self.scheduler.remove_job(jid)
+        counts = {"added": added, "rescheduled": changed, "removed": len(jobs), "watched": len(entries)}
+        log.info("DOI schedule: %(watched)d watched, %(added)d added, %(rescheduled)d rescheduled, "
+                 "%(removed)d removed", counts)
+        return counts
+
+    def start(self) -> None:
+        _ACTIVE["monitor"] = self.monitor
+        self.scheduler.start()
+        self.sync()
+
+    def shutdown(self) -> None:
+        if self.scheduler.running:
+            self.scheduler.shutdown(wait=False)
+        if _ACTIVE.get("monitor") is self.monitor:
+            _ACTIVE.pop("monitor", None)
+
+    def next_runs(self) -> dict[str, datetime | None]:
+        return {j.id[len(JOB_PREFIX):]: j.next_run_time for j in self.scheduler.get_jobs()
+                if j.id.startswith(JOB_PREFIX)}
+
+
+def fetch_config(cfg: Config) -> LiveFetchConfig:
+    """The guarded client's limits for DOI checks (politeness from ``doi:``)."""
+    d = cfg.doi
+    return LiveFetchConfig(timeout_s=d.timeout_s, max_bytes=cfg.acquire.live.max_bytes, max_redirects=d.max_redirects,
+                           per_host_concurrency=d.per_host_concurrency, per_host_delay_s=d.per_host_delay_s,
+                           user_agent=user_agent(d))
+
+
+@asynccontextmanager
+async def open_monitor(cfg: Config, emit: Emit | None = None, *, render: bool | None = None,
+                       metrics: Any = None) -> AsyncIterator[DoiMonitor]:
+    """A ready monitor: registry, guarded client, render pool (when enabled), WARC writer."""
+    from ..acquire.http import HttpFetcher
+    from ..acquire.netguard import AddressPolicy
+    from ..acquire.render import RenderPool
+    from .resolve import DoiResolver
+    from .warcs import RollingWarcWriter
+
+    policy = AddressPolicy(cfg.acquire.allow_addresses)
+    fetcher = HttpFetcher(fetch_config(cfg), policy)
+    use_render = cfg.doi.render and cfg.render.enabled if render is None else render
+    pool = RenderPool(cfg.render, policy, fetch=fetch_config(cfg)) if use_render else None
+    registry = await asyncio.to_thread(open_registry, cfg.store)
+    try:
+        resolver = DoiResolver(cfg, fetcher, pool)
+        warcs = RollingWarcWriter(cfg.doi.warc_dir, max_bytes=cfg.doi.warc_max_bytes)
+        monitor = DoiMonitor(cfg, registry, resolver, warcs, emit, metrics)
+        try:
+            yield monitor
+        finally:
+            monitor.close()
+    finally:
+        await fetcher.close()
+        if pool is not None:
+            await pool.close()
+        registry.close()
+
+
+async def check_all(monitor: DoiMonitor) -> list[Any]:
+    """One round: every watched DOI checked once (``doi run --once``), concurrency bounded by the monitor."""
+    entries = await asyncio.to_thread(monitor.registry.entries)
+    return list(await asyncio.gather(*(monitor.check(e) for e in entries)))
