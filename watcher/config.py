@@ -163,6 +163,9 @@ class LiveFetchConfig(_Frozen):
     max_redirects: int = 5
     per_host_concurrency: int = 2
     per_host_delay_s: float = 1.0
+    # A compressed body whose decoded size passes this many times its size on the wire (past 1 MB decoded)
+    # is refused as a decompression bomb; 0 = no ratio cap (max_bytes still caps the decoded size).
+    max_decompression_ratio: float = Field(default=200.0, ge=0)
     user_agent: str = "driftline/0.1 (+https://github.com/driftline/driftline; content-drift watcher)"
 
 
