@@ -10,7 +10,10 @@ that each form really reaches the canary, so the test can fail.
 
 from __future__ import annotations
 
+import asyncio
+import gzip
 import socket
+import zlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -26,7 +29,7 @@ from tests.fixtures.webserver import serve
 from watcher.acquire import AddressPolicy, HttpFetcher, RenderPool
 from watcher.acquire.netguard import RefusedConnectionError, ip_literal, normalised_host
 from watcher.config import LiveFetchConfig, RenderConfig
-from watcher.errors import AcquireError, BlockedAddressError
+from watcher.errors import AcquireError, BlockedAddressError, TooLargeError
 
 PUBLIC_HOST = "127.0.0.2"  # stands for a public server: admitted by the allow-list
 ALLOW = (f"{PUBLIC_HOST}/32",)
@@ -264,3 +267,112 @@ async def test_chromium_requests_to_any_form_are_refused(canary: Canary, render_
     finally:
         await pool.close()
     assert canary.hits == []
+
+
+# --- the batch TimeMap fetcher goes through the same client -------------------------------------------------
+
+def _gzip_bomb(decoded_mb: int) -> bytes:
+    z = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    block = b"\0" * (1 << 20)
+    return b"".join(z.compress(block) for _ in range(decoded_mb)) + z.flush()
+
+
+BOMB = _gzip_bomb(300)
+
+
+@dataclass
+class Archive:
+    base: str
+    requests: list[str]
+
+
+@pytest_asyncio.fixture
+async def archive(canary: Canary) -> AsyncIterator[Archive]:
+    """A Wayback-style archive on the admitted address whose TimeMap names hostile URI-Ms."""
+    requests: list[str] = []
+    forms = [f.format(p=canary.port) for f in FORMS if "test:" not in f]
+
+    async def timemap(request: web.Request) -> web.Response:
+        base = f"http://{request.host}"
+        lines = ['<http://site.example/>; rel="original"']
+        mementos = [f"{base}/web/2020010100000{i}/http://site.example/" for i in range(4)]
+        mementos += forms  # URI-Ms pointing at the canary, however spelt
+        for i, uri in enumerate(mementos):
+            lines.append(f'<{uri}>; rel="memento"; datetime="Wed, 0{1 + i % 9} Jan 2020 00:00:{i:02d} GMT"')
+        return web.Response(text=",\n".join(lines), content_type="application/link-format")
+
+    # Redirects to another host are resolved inside the archive (in_archive), except those that name a
+    # Wayback-style URI-M themselves: these leave the archive, so they must pass the guard.
+    escape = "web/20200101000000/http://site.example/"
+
+    async def memento(request: web.Request) -> web.Response:
+        stamp = request.match_info["stamp"]
+        requests.append(stamp)
+        if stamp.startswith("20200101000000"):
+            return web.Response(body=BOMB, headers={"Content-Type": "text/html", "Content-Encoding": "gzip"})
+        if stamp.startswith("20200101000001"):  # a JavaScript redirect page to the circled-digit form
+            t = forms[0] + escape
+            return web.Response(text=f"<html><script>window.location.replace('{t}');</script></html>",
+                                content_type="text/html")
+        if stamp.startswith("20200101000002"):  # a meta refresh to the fullwidth form
+            t = forms[1] + escape
+            return web.Response(text=f'<meta http-equiv="refresh" content="0; url={t}">', content_type="text/html")
+        return web.Response(status=302, headers={"Location": forms[2] + escape})
+
+    app = web.Application()
+    app.router.add_get("/timemap/{url:.*}", timemap)
+    app.router.add_get("/web/{stamp}/{url:.*}", memento)
+    async with serve(app, PUBLIC_HOST) as base:
+        yield Archive(base, requests)
+
+
+async def test_batch_timemap_uri_ms_are_guarded_and_bombs_capped(archive: Archive, canary: Canary) -> None:
+    from watcher.config import Config
+    from watcher.sources.timemap import load_timemap, timemap_captures
+
+    cfg = Config.model_validate({"scan": {"timemap_timeout_s": 10.0},
+                                 "acquire": {"allow_addresses": list(ALLOW)}})
+    tm = await asyncio.to_thread(load_timemap, f"{archive.base}/timemap/http://site.example/", cfg)
+    assert len(tm.mementos) == 4 + len([f for f in FORMS if "test:" not in f])
+    caps = await asyncio.to_thread(timemap_captures, tm, cfg)
+    by_uri = {c.uri_m: c for c in caps}
+    bomb = by_uri[f"{archive.base}/web/20200101000000/http://site.example/"]
+    assert bomb.content is None and bomb.error == "too_large"  # 292 kB on the wire, not 300 MB in memory
+    for stamp in ("20200101000001", "20200101000002", "20200101000003"):
+        redirected = by_uri[f"{archive.base}/web/{stamp}/http://site.example/"]
+        assert redirected.content is None and redirected.error == "blocked_address", stamp
+    hostile = [c for c in caps if not c.uri_m.startswith(archive.base)]
+    assert hostile and all(c.error == "blocked_address" and c.content is None for c in hostile)
+    assert len(archive.requests) == 4
+    assert canary.hits == []
+
+
+async def test_decompression_caps_in_the_client(public: str) -> None:
+    """Live client: decoded bytes count against max_bytes; the ratio cap stops a bomb earlier."""
+    del public
+
+    async def bomb(request: web.Request) -> web.Response:
+        return web.Response(body=BOMB, headers={"Content-Type": "text/html", "Content-Encoding": "gzip"})
+
+    async def fine(request: web.Request) -> web.Response:
+        body = gzip.compress(b"<p>" + b"word " * 400_000 + b"</p>")  # 2 MB, very compressible but a page
+        return web.Response(body=body, headers={"Content-Type": "text/html", "Content-Encoding": "gzip"})
+
+    app = web.Application()
+    app.router.add_get("/bomb", bomb)
+    app.router.add_get("/fine", fine)
+    async with serve(app, PUBLIC_HOST) as base:
+        by_size = HttpFetcher(LiveFetchConfig(timeout_s=10, per_host_delay_s=0, max_bytes=20_000_000,
+                                              max_decompression_ratio=0), AddressPolicy(ALLOW))
+        by_ratio = HttpFetcher(LiveFetchConfig(timeout_s=10, per_host_delay_s=0, max_bytes=200_000_000,
+                                               max_decompression_ratio=200), AddressPolicy(ALLOW))
+        try:
+            with pytest.raises(TooLargeError, match="once decompressed"):
+                await by_size.fetch(f"{base}/bomb")
+            with pytest.raises(TooLargeError, match="expands more than 200x"):
+                await by_ratio.fetch(f"{base}/bomb")
+            ok = await by_size.fetch(f"{base}/fine")
+            assert ok.status == 200 and len(ok.body) == 2_000_007
+        finally:
+            await by_size.close()
+            await by_ratio.close()

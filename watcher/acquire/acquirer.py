@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -33,7 +32,7 @@ from .archived import ArchiveResolver, ChainResolver, ReplayResolver, WarcFileRe
 from .http import FetchResult, HttpFetcher
 from .netguard import AddressPolicy
 from .render import RenderPool, count_scripts, quick_word_count, rendered_capture, wants_render
-from .replay import build_replay_uri, raw_replay_uri
+from .replay import WAYBACK, build_replay_uri, raw_replay_uri
 from .warc import RecordExtent, WarcPayload, find_warc, parse_record, read_record_bytes, safe_warc_name
 
 log = logging.getLogger(__name__)
@@ -42,7 +41,6 @@ log = logging.getLogger(__name__)
 FetchCallback = Callable[[str, float], None]
 FETCH_SOURCES = ("warc", "warc_http", "replay", "live", "render")
 _OK_ARCHIVE_STATUSES = range(200, 400)
-_WAYBACK_BASE = re.compile(r"^(https?://[^/]+/(?:[^/]+/)*?)\d{14}(?:[a-z]{2}_)?/")
 
 
 def needs_content(event: CaptureEvent, baseline_digest: str | None) -> bool:
@@ -324,7 +322,7 @@ class Acquirer:
 
 def replay_base_of(uri: str) -> str | None:
     """``https://archive/collection`` of a Wayback-style memento URI (None if it is not one)."""
-    m = _WAYBACK_BASE.match(uri)
+    m = WAYBACK.match(uri)
     return m.group(1).rstrip("/") if m else None
 
 
