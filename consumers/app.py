@@ -32,6 +32,7 @@ from watcher.broker import EmbeddedBroker, broker_reachable, ensure_topics
 from watcher.config import Config
 from watcher.engine import Engine
 from watcher.errors import ConfigError, DriftlineError
+from watcher.kafkasec import kafka_security_options
 from watcher.metrics import Metrics, MetricsServer
 from watcher.recommend import Recommender
 from watcher.store import BaselineStore, open_store
@@ -65,6 +66,7 @@ class ConsumerApp:
         self.metrics = metrics or Metrics()
         self.broker: EmbeddedBroker | None = None
         self.bootstrap_servers = cfg.kafka.bootstrap_servers or f"127.0.0.1:{cfg.kafka.embedded_port}"
+        self.kafka_security = kafka_security_options(cfg.kafka)  # fails early on an incomplete TLS/SASL setting
         self.publisher: Publisher | None = None
         self.metrics_server: MetricsServer | None = None
         self.router: PartitionRunner | None = None
@@ -87,7 +89,7 @@ class ConsumerApp:
                 self.broker = EmbeddedBroker(k.embedded_port)
                 await self.broker.start()
             if k.create_topics:
-                await ensure_topics(self.bootstrap_servers, all_topics(cfg), k.partitions)
+                await ensure_topics(self.bootstrap_servers, all_topics(cfg), k.partitions, security=self.kafka_security)
             self._executor = ThreadPoolExecutor(max_workers=max(1, k.score_threads), thread_name_prefix="driftline")
             await self._build_pipeline()
             if cfg.metrics.enabled:
@@ -203,7 +205,8 @@ class ConsumerApp:
         now = time.monotonic()
         if now - self._ready_cache[0] < 2.0:
             return self._ready_cache[1]
-        ok = bool(self.scorer and self.scorer.assignment()) and await broker_reachable(self.bootstrap_servers)
+        ok = bool(self.scorer and self.scorer.assignment()) and await broker_reachable(self.bootstrap_servers,
+                                                                                       security=self.kafka_security)
         self._ready_cache = (now, ok)
         return ok
 
@@ -239,7 +242,8 @@ class ConsumerApp:
         while True:
             await asyncio.sleep(self.cfg.kafka.topic_check_interval_s)
             try:
-                created = await ensure_topics(self.bootstrap_servers, topics, self.cfg.kafka.partitions, timeout_s=5.0)
+                created = await ensure_topics(self.bootstrap_servers, topics, self.cfg.kafka.partitions, timeout_s=5.0,
+                                              security=self.kafka_security)
             except Exception as exc:  # broker away: try again next round
                 log.debug("topic check failed: %r", exc)
                 continue

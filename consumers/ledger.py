@@ -47,7 +47,7 @@ class AlertLedger:
         if cfg.store.backend == "sqlite" and cfg.store.path not in ("", ":memory:"):
             return SQLiteLedger(cfg.store.path + ".alerts")
         if cfg.store.backend == "postgres" and cfg.store.dsn:
-            return PostgresLedger(cfg.store.dsn)
+            return PostgresLedger(cfg.store.dsn.get_secret_value())
         return cls()
 
     def was_sent(self, verdict_id: str) -> bool:

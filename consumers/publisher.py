@@ -26,6 +26,7 @@ from aiokafka.errors import KafkaError, MessageSizeTooLargeError, RecordTooLarge
 
 from watcher.config import KafkaConfig
 from watcher.errors import DriftlineError
+from watcher.kafkasec import kafka_security_options
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,7 @@ class Publisher:
             request_timeout_ms=self.kafka.request_timeout_ms,
             metadata_max_age_ms=self.kafka.metadata_max_age_ms,
             retry_backoff_ms=200,
+            **kafka_security_options(self.kafka),
         )
 
     async def start(self) -> None:

@@ -6,6 +6,12 @@ project), then overridden by environment variables named
 ``DRIFTLINE__KAFKA__BOOTSTRAP_SERVERS=broker:9092``).  Values given in the
 environment are parsed as YAML scalars, so ``true``, ``3`` and ``[a, b]``
 work.  Units are part of the names (``timeout_s``, ``max_bytes``).
+
+Secrets (passwords, a DSN, tokens) are :class:`pydantic.SecretStr`: they
+print as ``**********`` in reprs, logs and dumps and are read with
+``.get_secret_value()`` only where a connection is made.  Environment values
+of secret keys are taken verbatim (a password ``yes`` or ``0123`` is not
+YAML), and validation errors never quote the input (pydantic would).
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from .errors import ConfigError
 
@@ -101,8 +107,8 @@ class StoreConfig(_Frozen):
     path: str = "driftline.db"
     # PostgreSQL connection string (backend "postgres": one store shared by consumers on several machines),
     # e.g. "postgresql://driftline@db.example.org/driftline"; set it from DRIFTLINE__STORE__DSN to keep a
-    # password out of config.yaml.
-    dsn: str | None = None
+    # password out of config.yaml.  A secret: never logged (describe_dsn names database and host only).
+    dsn: SecretStr | None = None
     keep_text: bool = False
     keep_shingles: bool = False
     history_limit: int = 1000
@@ -155,6 +161,16 @@ class KafkaConfig(_Frozen):
     score_threads: int = 1  # threads running engine/store calls; the engine is not thread-safe, so 1
     store_retry_s: float = 300.0  # a store outage is retried this long (the partition waits), then dead-lettered
     alert_ledger_path: str | None = None  # default: next to the SQLite store ("<store.path>.alerts")
+    # Secured brokers (every aiokafka client gets these; the embedded broker is always PLAINTEXT).
+    security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "PLAIN"
+    sasl_plain_username: str | None = None
+    sasl_plain_password: SecretStr | None = None  # set it from DRIFTLINE__KAFKA__SASL_PLAIN_PASSWORD
+    ssl_cafile: str | None = None  # CA bundle the broker's certificate must chain to (default: system CAs)
+    ssl_certfile: str | None = None  # client certificate (mutual TLS)
+    ssl_keyfile: str | None = None
+    ssl_key_password: SecretStr | None = None  # DRIFTLINE__KAFKA__SSL_KEY_PASSWORD
+    ssl_check_hostname: bool = True
 
 
 class LiveFetchConfig(_Frozen):
@@ -217,7 +233,7 @@ class ActuatorConfig(_Frozen):
     dry_run: bool = True
     heritrix_url: str = "https://localhost:8443"
     heritrix_user: str = "admin"
-    heritrix_password: str = ""
+    heritrix_password: SecretStr = SecretStr("")  # DRIFTLINE__ACTUATOR__HERITRIX_PASSWORD
     heritrix_action: Literal["reject-surt", "pause"] = "reject-surt"
     brozzler_command: str = "brozzler-stop-crawl"
     brozzler_action: Literal["stop-crawl", "scope-block"] = "scope-block"
@@ -275,8 +291,14 @@ def _set_path(tree: dict[str, Any], path: list[str], value: Any) -> None:
     node[path[-1]] = value
 
 
+def is_secret_key(name: str) -> bool:
+    """Config keys holding secrets (by name: every one of them is a SecretStr)."""
+    name = name.lower()
+    return name == "dsn" or name.endswith(("password", "token", "secret"))
+
+
 def env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
-    """Turn ``DRIFTLINE__A__B=value`` variables into a nested mapping."""
+    """Turn ``DRIFTLINE__A__B=value`` variables into a nested mapping (secret keys verbatim)."""
     tree: dict[str, Any] = {}
     for key, raw in environ.items():
         if not key.startswith(ENV_PREFIX):
@@ -284,10 +306,13 @@ def env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
         path = [p.lower() for p in key[len(ENV_PREFIX):].split("__") if p]
         if not path:
             continue
-        try:
-            value = yaml.safe_load(raw) if raw != "" else None
-        except yaml.YAMLError:
-            value = raw
+        if is_secret_key(path[-1]):
+            value: Any = raw if raw != "" else None
+        else:
+            try:
+                value = yaml.safe_load(raw) if raw != "" else None
+            except yaml.YAMLError:
+                value = raw
         _set_path(tree, path, value)
     return tree
 
@@ -330,4 +355,14 @@ def load_config(
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"invalid configuration ({source}): {exc}") from exc
+        raise ConfigError(f"invalid configuration ({source}): {describe_validation_error(exc)}") from None
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """Every problem of ``exc`` by location and message, never the input value
+    (pydantic's own text quotes it, which would print a mistyped password)."""
+    problems = [
+        f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}"
+        for err in exc.errors(include_url=False, include_input=False, include_context=False)
+    ]
+    return f"{len(problems)} problem(s): " + "; ".join(problems)

@@ -73,7 +73,7 @@ def open_store(cfg: StoreConfig) -> BaselineStore:
                 reason="store_backend",
             ) from exc
         return PostgresStore(
-            cfg.dsn,
+            cfg.dsn.get_secret_value(),
             keep_text=cfg.keep_text,
             keep_shingles=cfg.keep_shingles,
             history_limit=cfg.history_limit,
