@@ -210,6 +210,10 @@ class RenderConfig(_Frozen):
     # archive (the capture's WARC file, then acquire.replay_base), never from the live web.
     archived: bool = True
     archive_index_files: int = Field(default=4, ge=1)  # WARC file indexes kept in memory for that
+    # Chromium's sandbox: "auto" keeps it on where the platform allows (as root: Chromium runs as
+    # sandbox_user through a setpriv wrapper), else --no-sandbox with a warning; "on" fails instead; "off".
+    sandbox: Literal["auto", "on", "off"] = "auto"
+    sandbox_user: str = "nobody"
 
 
 class MetricsConfig(_Frozen):
