@@ -40,6 +40,7 @@ ACCEPT_ENCODING = "gzip, deflate"
 # The ratio cap applies past this many decoded bytes: small pages compress
 # very well too, bombs are big.
 _RATIO_FLOOR_BYTES = 1_000_000
+_DECODE_STEP = 1 << 20
 # Called with each new chunk; returns the number of bytes wanted once known
 # (reading stops there), None while unknown.
 ExtentFn = Callable[[bytes], int | None]
@@ -345,7 +346,8 @@ async def _read_capped(
         wire += len(chunk)
         pending = chunk
         while pending:
-            out, pending = decoder.feed(pending, max(0, limit - len(buf)))
+            # at most _DECODE_STEP decoded bytes per step, so the ratio cap acts before the size cap
+            out, pending = decoder.feed(pending, max(0, min(limit - len(buf), _DECODE_STEP)))
             buf += out
             if extent is not None and wanted is None and out:
                 wanted = extent(out)
