@@ -39,7 +39,6 @@ from watcher.store import BaselineStore, open_store
 from watcher.watch import Watcher
 
 from .deadletter import DeadLetters
-from .ledger import AlertLedger
 from .publisher import Publisher
 from .router import Router
 from .runner import PartitionRunner
@@ -75,7 +74,6 @@ class ConsumerApp:
         self.store: BaselineStore | None = None
         self.acquirer: Acquirer | None = None
         self.renderer: RenderPool | None = None
-        self.ledger: AlertLedger | None = None
         self._executor: ThreadPoolExecutor | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._ready_cache: tuple[float, bool] = (0.0, False)
@@ -121,18 +119,17 @@ class ConsumerApp:
         watcher = Watcher(Engine(cfg.engine), self.store)
         if cfg.render.enabled:
             # Chromium starts on the first page that needs rendering (live, or archived with render.archived).
-            self.renderer = RenderPool(cfg.render, cfg.acquire.allow_addresses, fetch=cfg.acquire.live)
+            self.renderer = RenderPool(cfg.render, cfg.acquire.allow_addresses, fetch=cfg.acquire.live,
+                                       max_decompress_ratio=cfg.engine.extract.max_decompress_ratio)
         self.acquirer = Acquirer(cfg, on_fetch=self.metrics.observe_fetch, renderer=self.renderer,
                                  on_render_error=self.metrics.observe_render_error)
         recommender = Recommender(cfg.recommend, self.store, actuator=cfg.actuator)
-        self.ledger = AlertLedger.for_config(cfg)
-        await asyncio.to_thread(self.ledger.prune, 30 * 86400)
         self.publisher = Publisher(cfg.kafka, self.bootstrap_servers)
         await self.publisher.start()
         dead_letters = DeadLetters(cfg.kafka, self.publisher, self.metrics)
         self.scoring = Scorer(
             cfg, watcher=watcher, acquirer=self.acquirer, publisher=self.publisher, dead_letters=dead_letters,
-            ledger=self.ledger, metrics=self.metrics, recommender=recommender, executor=self._executor,
+            metrics=self.metrics, recommender=recommender, executor=self._executor,
             actuator=make_actuator(cfg.actuator),
         )
 
@@ -177,9 +174,6 @@ class ConsumerApp:
         if self.store is not None:
             self.store.close()
             self.store = None
-        if self.ledger is not None:
-            self.ledger.close()
-            self.ledger = None
         if self.broker is not None:
             await self.broker.stop()
             self.broker = None

@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from watcher.model import Verdict, utc
+from watcher.store.codec import verdict_to_dict
 
-ALERT_CHANGES = frozenset({"drifted", "off-topic"})
 # A dead letter holds the original bytes base64-encoded (4/3 larger): cap them
 # so the dead letter itself stays under the broker's default 1 MB message size.
 DEAD_LETTER_MAX_VALUE_BYTES = 512 * 1024
@@ -41,28 +41,9 @@ def _dumps(obj: Mapping[str, Any]) -> bytes:
 
 
 def verdict_dict(verdict: Verdict) -> dict[str, Any]:
-    return {
-        "verdict_id": verdict.verdict_id,
-        "history": verdict.history,
-        "url": verdict.url,
-        "capture_time": iso(verdict.capture_time),
-        "baseline_time": iso(verdict.baseline_time),
-        "uri_m": verdict.uri_m,
-        "digest": verdict.digest,
-        "measures": {
-            name: {"score": m.score, "status": m.status, "threshold": m.threshold}
-            for name, m in sorted(verdict.measures.items())
-        },
-        "status": verdict.status,
-        "change": verdict.change,
-        "reason": verdict.reason,
-        "page_kind": verdict.page_kind,
-        "language": verdict.language,
-        "title": verdict.title,
-        "word_count": verdict.word_count,
-        "seed": verdict.seed,
-        "job": verdict.job,
-    }
+    """Every field of the verdict, as the store and the batch writers see it
+    (one serialisation: :func:`watcher.store.codec.verdict_to_dict`)."""
+    return verdict_to_dict(verdict)
 
 
 def verdict_message(verdict: Verdict) -> bytes:
@@ -71,7 +52,7 @@ def verdict_message(verdict: Verdict) -> bytes:
 
 
 def alert_message(verdict: Verdict) -> bytes:
-    """The message on ``alerts_topic``: a drifted or off-topic capture, once per capture."""
+    """The message on ``alerts_topic``: a capture whose change the alert policy names, once per capture."""
     body = verdict_dict(verdict)
     body["type"] = "alert"
     body["alert"] = f"{verdict.change}: {verdict.url} ({verdict.reason})"

@@ -1,11 +1,11 @@
 """The scorer: one event in, one stored verdict and its messages out.
 
 Per event: parse -> skip rule -> (same digest as the baseline? then
-``unchanged`` without fetching) -> acquire the bytes -> ``Watcher.process``
-(stores the verdict, idempotently) -> publish the verdict, an alert for a
-drifted/off-topic capture (once per capture, see :mod:`consumers.ledger`) and
-a crawl-stop recommendation when one completes -> wait for the broker's
-acknowledgements.  Only then does the runner commit the offset.
+``unchanged`` without fetching) -> acquire the bytes -> ``Watcher.handle``
+(stores the verdict, idempotently, with any corrections a late capture causes
+and the alerts it owes) -> publish the verdicts, the owed alerts (marked sent
+once the broker acknowledged them) and a crawl-stop recommendation when one
+completes -> wait for the broker's acknowledgements.  Only then does the runner commit the offset.
 
 Any :class:`~watcher.errors.DriftlineError` dead-letters the event with its
 reason slug; any other exception is a bug: logged with its traceback and
@@ -35,10 +35,11 @@ from watcher.events import CaptureEvent, parse_event, should_skip
 from watcher.metrics import Metrics
 from watcher.model import Capture, Verdict
 from watcher.recommend import Recommendation
+from watcher.store.base import BaselineStore
+from watcher.watch import Outcome
 
 from .deadletter import DeadLetters, header, source_position
-from .ledger import AlertLedger
-from .messages import ALERT_CHANGES, H_SRC_FORMAT, alert_message, verdict_message
+from .messages import H_SRC_FORMAT, alert_message, verdict_message
 from .publisher import Outgoing, Publisher
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,12 @@ class WatcherLike(Protocol):
     def baseline_digest(self, history: str) -> str | None: ...
 
     def process(self, capture: Capture) -> Verdict: ...
+
+    @property
+    def store(self) -> BaselineStore: ...
+
+    def handle(self, capture: Capture, profile: str | None = None,
+               alert_on: frozenset[str] = frozenset()) -> Outcome: ...
 
 
 class AcquirerLike(Protocol):
@@ -82,7 +89,6 @@ class Scorer:
         acquirer: AcquirerLike,
         publisher: Publisher,
         dead_letters: DeadLetters,
-        ledger: AlertLedger,
         metrics: Metrics,
         recommender: RecommenderLike | None = None,
         executor: ThreadPoolExecutor | None = None,
@@ -93,7 +99,6 @@ class Scorer:
         self.acquirer = acquirer
         self.publisher = publisher
         self.dead_letters = dead_letters
-        self.ledger = ledger
         self.metrics = metrics
         self.recommender = recommender
         self.executor = executor
@@ -170,15 +175,20 @@ class Scorer:
             capture = await self.acquirer.get(event)
         else:
             capture = event.to_capture(None, source="digest")
-        verdict = await self._call(self.watcher.process, capture)
-        await self.publish(verdict, event)
+        profile = self.cfg.kafka.topic_profiles.get(event.topic or topic)
+        alert_on = self.cfg.alerts.alerts_on(profile or self.cfg.engine.profile, event.topic or topic)
+        outcome = await self._call(self.watcher.handle, capture, profile, alert_on)
+        await self.publish(outcome.verdict, event)
+        for corrected in outcome.corrections:  # later captures re-scored against the late one's baseline
+            await self.publish(corrected, None)
 
     async def publish(self, verdict: Verdict, event: CaptureEvent | None) -> None:
         """Send the verdict, its alert and any recommendation; return once acknowledged."""
         k = self.cfg.kafka
         key = verdict.history.encode("utf-8")
         out: list[Outgoing] = [(k.results_topic, key, verdict_message(verdict), None)]
-        alert = verdict.change in ALERT_CHANGES and not await self._call(self.ledger.was_sent, verdict.verdict_id)
+        # Owed alerts are recorded with their verdict (one transaction); sent here, marked once acknowledged.
+        alert = await self._call(self.watcher.store.alert_pending, verdict.verdict_id)
         if alert:
             out.append((k.alerts_topic, key, alert_message(verdict), None))
         recommendation = None
@@ -188,7 +198,7 @@ class Scorer:
             out.append((k.recommendations_topic, key, recommendation.to_json().encode("utf-8"), None))
         await self.publisher.send_all(out)
         if alert:
-            await self._call(self.ledger.mark_sent, verdict.verdict_id)
+            await self._call(self.watcher.store.mark_alert_sent, verdict.verdict_id)
             self.metrics.alerts.labels(change=verdict.change).inc()
         if recommendation is not None:
             self.metrics.recommendations.labels(action=str(getattr(recommendation, "action", "stop-seed"))).inc()

@@ -370,9 +370,14 @@ async def test_sources_fall_through_in_order(
         cap = await acq.get(ev)
         assert cap.source == "replay" and cap.digest == "sha1:" + "A" * 32
         assert seen == ["warc", "replay"]
-        with pytest.raises(AcquireError) as err:  # warc missing, then replay 404: both reported
+        seen.clear()
+        with pytest.raises(AcquireError) as err:  # warc missing: no replay guess, no live fetch
             await acq.get(event("http://x.org/missing", warc_filename="NOPE.warc", warc_offset=0))
-        assert "warc_missing" in str(err.value) and "http_status" in str(err.value)
+        assert err.value.reason == "warc_missing" and seen == ["warc"]
+        with pytest.raises(AcquireError) as err:  # an event naming its replay URI: replay is tried too
+            await acq.get(event("http://x.org/missing", warc_filename="NOPE.warc", warc_offset=0,
+                                replay_uri=f"{base}20240301120000/http://x.org/missing"))
+        assert err.value.reason == "warc_missing" and "http_status" in str(err.value)
 
 
 async def test_redirect_out_of_trusted_archive_is_guarded(wayback: tuple[str, list[str]]) -> None:

@@ -27,7 +27,8 @@ def _yaml_keys(tree: dict[str, Any], prefix: str = "") -> set[str]:
     out: set[str] = set()
     for k, v in tree.items():
         out.add(prefix + k)
-        if isinstance(v, dict) and k not in ("measures", "weights", "pinned", "input_topics", "brozzler_site_ids"):
+        if isinstance(v, dict) and k not in ("measures", "weights", "pinned", "input_topics", "brozzler_site_ids",
+                                             "changes", "topics", "topic_profiles"):
             out |= _yaml_keys(v, prefix + k + ".")
     return out
 

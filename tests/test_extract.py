@@ -7,7 +7,7 @@ from datetime import datetime
 import pytest
 
 from watcher.canonical import original_url, surt_prefix, url_key
-from watcher.config import CanonicalConfig, EngineConfig
+from watcher.config import CanonicalConfig, EngineConfig, TokenConfig
 from watcher.engine import behaviour_of
 from watcher.extract.decode import choose_encoding, decode
 from watcher.extract.html import read_html
@@ -49,7 +49,8 @@ def test_bom_wins_and_bad_bytes_never_raise() -> None:
 
 def test_nul_and_control_characters_removed() -> None:
     data = b"<ht\x00ml><bo\x00dy><p>Hu\x00man rig\x01hts\x0b report</p></body></html>"
-    fp = fingerprint(Capture(url="http://x.org/", timestamp=datetime(2020, 1, 1), content=data), EngineConfig())
+    cfg = EngineConfig(tokens=TokenConfig(keep_text=True))
+    fp = fingerprint(Capture(url="http://x.org/", timestamp=datetime(2020, 1, 1), content=data), cfg)
     assert fp.text is not None and "Human rights report" in fp.text
 
 

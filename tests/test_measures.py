@@ -9,13 +9,14 @@ import pytest
 
 from tests import textgen
 from watcher import measures as ms
-from watcher.config import EngineConfig
-from watcher.engine import Engine, idf_table
+from watcher.config import EngineConfig, TokenConfig
+from watcher.engine import Engine
 from watcher.errors import UnknownMeasureError
 from watcher.fingerprint import fingerprint
 from watcher.model import Capture, Fingerprint
 
-CFG = EngineConfig(report_measures=tuple(ms.REGISTRY))  # every measure: every feature
+# every measure, every feature (word sequences for levenshtein, exact shingles)
+CFG = EngineConfig(report_measures=tuple(ms.REGISTRY), tokens=TokenConfig(keep_tokens=True, keep_shingles=True))
 BASE = textgen.document(["river", "law", "music", "garden"])
 
 
@@ -25,12 +26,7 @@ def fp(paragraphs: list[str], title: str = "Riverside Rights Project") -> Finger
 
 
 def ctx_for(*fps: Fingerprint) -> ms.Context:
-    from collections import Counter
-
-    df: Counter[str] = Counter()
-    for f in fps:
-        df.update(f.term_freqs.keys())
-    return ms.Context(idf_table(len(fps), df))
+    return ms.Context()
 
 
 @pytest.fixture(scope="module")

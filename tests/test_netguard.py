@@ -337,7 +337,7 @@ async def test_batch_timemap_uri_ms_are_guarded_and_bombs_capped(archive: Archiv
     caps = await asyncio.to_thread(timemap_captures, tm, cfg)
     by_uri = {c.uri_m: c for c in caps}
     bomb = by_uri[f"{archive.base}/web/20200101000000/http://site.example/"]
-    assert bomb.content is None and bomb.error == "too_large"  # 292 kB on the wire, not 300 MB in memory
+    assert bomb.content is None and bomb.error == "bomb"  # 292 kB on the wire, not 300 MB in memory
     for stamp in ("20200101000001", "20200101000002", "20200101000003"):
         redirected = by_uri[f"{archive.base}/web/{stamp}/http://site.example/"]
         assert redirected.content is None and redirected.error == "blocked_address", stamp
@@ -362,15 +362,16 @@ async def test_decompression_caps_in_the_client(public: str) -> None:
     app.router.add_get("/bomb", bomb)
     app.router.add_get("/fine", fine)
     async with serve(app, PUBLIC_HOST) as base:
-        by_size = HttpFetcher(LiveFetchConfig(timeout_s=10, per_host_delay_s=0, max_bytes=20_000_000,
-                                              max_decompression_ratio=0), AddressPolicy(ALLOW))
-        by_ratio = HttpFetcher(LiveFetchConfig(timeout_s=10, per_host_delay_s=0, max_bytes=200_000_000,
-                                               max_decompression_ratio=200), AddressPolicy(ALLOW))
+        by_size = HttpFetcher(LiveFetchConfig(timeout_s=10, per_host_delay_s=0, max_bytes=20_000_000),
+                              AddressPolicy(ALLOW), max_decompress_ratio=1e9)
+        by_ratio = HttpFetcher(LiveFetchConfig(timeout_s=10, per_host_delay_s=0, max_bytes=200_000_000),
+                               AddressPolicy(ALLOW), max_decompress_ratio=200)
         try:
             with pytest.raises(TooLargeError, match="once decompressed"):
                 await by_size.fetch(f"{base}/bomb")
-            with pytest.raises(TooLargeError, match="expands more than 200x"):
+            with pytest.raises(TooLargeError, match="expands more than 200x") as bomb_err:
                 await by_ratio.fetch(f"{base}/bomb")
+            assert bomb_err.value.reason == "bomb"
             ok = await by_size.fetch(f"{base}/fine")
             assert ok.status == 200 and len(ok.body) == 2_000_007
         finally:

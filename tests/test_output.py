@@ -85,8 +85,8 @@ def test_json_is_otmt_schema_plus_driftline() -> None:
     assert byte["tokenized"] is False and byte["stemmed"] is False
     assert entry["overall topic status"] == "off-topic"
     dl = entry["driftline"]
-    assert dl["change"] == "off-topic" and dl["drift score"] == 0.9 and dl["page kind"] == "soft-404"
-    assert dl["capture time"] == "2020-02-01T00:00:00Z" and dl["verdict id"] == "id-gold:1-20200201000000"
+    assert dl["change"] == "off-topic" and dl["drift_score"] == 0.9 and dl["page_kind"] == "soft-404"
+    assert dl["capture_time"] == "2020-02-01T00:00:00Z" and dl["verdict_id"] == "id-gold:1-20200201000000"
     assert dl["baseline"] == "http://acda.co/@20200101000000"
     assert g[SUMMARY_KEY]["behaviour"] == "Step Function On"
     assert g[SUMMARY_KEY]["first drift"] == "2020-02-01T00:00:00Z"
@@ -199,3 +199,21 @@ def test_failed_write_keeps_previous_file(tmp_path: Path) -> None:
         write_results(broken(), str(target), "csv", CFG)
     assert target.read_text() == "previous\n"
     assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]
+
+
+def test_writing_to_a_device_keeps_the_device(tmp_path: Path) -> None:
+    """-o /dev/null must write to the device, never replace it with a file (as root it could)."""
+    import os
+    import stat
+
+    from watcher.output.writers import _open_target
+
+    before = os.stat(os.devnull)
+    with _open_target(os.devnull) as fh:
+        fh.write("discarded\n")
+    after = os.stat(os.devnull)
+    assert stat.S_ISCHR(after.st_mode) and after.st_ino == before.st_ino
+    regular = tmp_path / "out.json"
+    with _open_target(str(regular)) as fh:
+        fh.write("kept\n")
+    assert regular.read_text() == "kept\n"

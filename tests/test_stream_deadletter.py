@@ -83,9 +83,12 @@ class _BuggyWatcher:
         return self.inner.baseline_digest(history)  # type: ignore[no-any-return]
 
     def process(self, capture: Any) -> Any:
+        return self.handle(capture).verdict
+
+    def handle(self, capture: Any, profile: str | None = None) -> Any:
         if "bug" in capture.url:
             raise ZeroDivisionError("injected bug")
-        return self.inner.process(capture)
+        return self.inner.handle(capture, profile)
 
 
 async def test_internal_error_is_dead_lettered_and_the_partition_goes_on(

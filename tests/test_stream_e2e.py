@@ -71,7 +71,7 @@ async def test_feed_to_verdicts_and_alerts(kafka_broker: EmbeddedBroker, kafka_n
         assert v["key"] == body["history"]
         assert set(body) >= {"verdict_id", "history", "url", "capture_time", "baseline_time", "measures", "status",
                              "change", "reason", "page_kind", "seed", "job"}
-    assert v_minor["measures"] and all(set(m) == {"score", "status", "threshold"}
+    assert v_minor["measures"] and all(set(m) == {"name", "score", "status", "threshold"}
                                        for m in v_minor["measures"].values())
     # One history, one partition, in capture order.
     parts_a = {by_time[(A, t)]["partition"] for t in ("2024-01-01T00:00:00Z", "2024-02-01T00:00:00Z",

@@ -1,4 +1,4 @@
-"""Pieces of the streaming app that need no broker: messages, ledger, logging, metrics."""
+"""Pieces of the streaming app that need no broker: messages, logging, metrics."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ import io
 import json
 import logging
 from datetime import UTC, datetime
-from pathlib import Path
 
-from consumers.ledger import AlertLedger, PostgresLedger, SQLiteLedger
 from consumers.messages import alert_message, dead_letter_message, verdict_message
 from watcher.logging_setup import JsonFormatter, setup_logging
 from watcher.metrics import Metrics
@@ -35,7 +33,7 @@ def test_verdict_and_alert_messages_carry_the_same_id() -> None:
     alert = json.loads(alert_message(v))
     assert body["verdict_id"] == alert["verdict_id"] == v.verdict_id
     assert body["capture_time"] == "2024-03-01T12:30:00Z" and body["baseline_time"] == "2024-01-01T00:00:00Z"
-    assert body["measures"] == {"cosine": {"score": 0.05, "status": "off-topic", "threshold": 0.15}}
+    assert body["measures"] == {"cosine": {"name": "cosine", "score": 0.05, "status": "off-topic", "threshold": 0.15}}
     assert (body["status"], body["change"], body["page_kind"], body["seed"], body["job"]) == (
         "off-topic", "off-topic", "parked", "http://example.org/", "job-1")
     assert alert["type"] == "alert" and body["type"] == "verdict"
@@ -48,36 +46,6 @@ def test_dead_letter_message_round_trips_bytes() -> None:
     assert base64.b64decode(msg["value_b64"]) == raw
     assert msg["key_b64"] is None
     assert (msg["reason"], msg["topic"], msg["partition"], msg["offset"]) == ("unparseable", "t", 2, 17)
-
-
-def test_ledger_survives_reopen(tmp_path: Path) -> None:
-    path = str(tmp_path / "store.db.alerts")
-    ledger = SQLiteLedger(path)
-    assert not ledger.was_sent("a")
-    ledger.mark_sent("a")
-    ledger.mark_sent("a")
-    ledger.close()
-    again = SQLiteLedger(path)
-    assert again.was_sent("a") and not again.was_sent("b")
-    assert again.prune(-1) == 1 and not again.was_sent("a")
-    again.close()
-    memory = AlertLedger()
-    memory.mark_sent("x")
-    assert memory.was_sent("x")
-
-
-def test_postgres_ledger_is_shared_between_consumers(postgres_dsn: str) -> None:
-    """Consumers on several machines share one PostgreSQL store, hence one ledger."""
-    one, two = PostgresLedger(postgres_dsn), PostgresLedger(postgres_dsn)
-    try:
-        assert not two.was_sent("v1")
-        one.mark_sent("v1")
-        one.mark_sent("v1")
-        assert two.was_sent("v1") and not two.was_sent("v2")
-        assert two.prune(-1) == 1 and not one.was_sent("v1")
-    finally:
-        one.close()
-        two.close()
 
 
 def test_json_logs_carry_extras() -> None:

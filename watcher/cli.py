@@ -1,6 +1,7 @@
 """The ``driftline`` command: each subcommand wires its options to one call.
 
-    driftline scan INPUT... [-o FILE] [--format json|csv|jsonl|summary]
+    driftline scan INPUT... [-o FILE] [--format json|csv|jsonl|summary] [--allow-missing]
+                                      exit 3 when an input or capture could not be read
     driftline eval LABELS.tsv RESULT.json | driftline eval GOLD_DIR
     driftline compare A B [--json]
     driftline run [--once]            the streaming watcher (Kafka)
@@ -24,6 +25,9 @@ from .errors import DriftlineError
 
 log = logging.getLogger(__name__)
 
+# `driftline scan`: some input or capture could not be read (scan.allow_missing accepts that).
+EXIT_UNREADABLE = 3
+
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     """Command-line options as a config overlay (highest precedence)."""
@@ -43,12 +47,16 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         engine["extract"] = {"main_content": args.main_content}
     if getattr(args, "stemming", False):
         engine["tokens"] = {"stemming": True}
+    if getattr(args, "profile", None):
+        engine["profile"] = args.profile
     out: dict[str, Any] = {"engine": engine} if engine else {}
     scan: dict[str, Any] = {}
     if getattr(args, "workers", None) is not None:
         scan["workers"] = args.workers
     if getattr(args, "no_progress", False):
         scan["progress"] = False
+    if getattr(args, "allow_missing", False):
+        scan["allow_missing"] = True
     if scan:
         out["scan"] = scan
     if getattr(args, "log_level", None):
@@ -64,8 +72,12 @@ def cmd_scan(args: argparse.Namespace, cfg: Config) -> int:
     from .scan import scan
 
     counts = scan(args.inputs, cfg, args.output, args.format)
-    log.info("scanned %(histories)d histories, %(captures)d captures: %(off-topic)d off-topic, %(empty)d empty",
-             counts)
+    log.info("scanned %(histories)d histories, %(captures)d captures: %(off-topic)d off-topic, %(empty)d empty, "
+             "%(error)d errors; unreadable: %(unreadable captures)d captures, %(unreadable inputs)d inputs", counts)
+    if (counts["unreadable captures"] or counts["unreadable inputs"]) and not cfg.scan.allow_missing:
+        log.error("some inputs or captures could not be read (see the warnings above); exit code %d "
+                  "(--allow-missing accepts that)", EXIT_UNREADABLE)
+        return EXIT_UNREADABLE
     return 0
 
 
@@ -121,6 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--main-content", dest="main_content", action=argparse.BooleanOptionalAction, default=None,
                         help="remove boilerplate (navigation, headers, footers) before measuring")
         sp.add_argument("--stemming", action="store_true", help="stem terms (Snowball, by detected language)")
+        sp.add_argument("--profile", choices=["collection", "text", "doi"],
+                        help="the question a verdict answers: collection (still on the curator's topic?, the "
+                             "default), text (is the text still there?), doi (is the scholarly record still there?)")
 
     s = sub.add_parser("scan", help="score WARC/ARC files, CDX(J) indexes, TimeMaps or a gold directory")
     s.add_argument("inputs", nargs="+")
@@ -128,6 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-f", "--format", choices=["json", "csv", "jsonl", "summary"])
     s.add_argument("-j", "--workers", type=int, help="worker processes (default: one per core)")
     s.add_argument("--no-progress", action="store_true")
+    s.add_argument("--allow-missing", action="store_true",
+                   help=f"exit 0 even when inputs or captures could not be read (default: exit {EXIT_UNREADABLE})")
     engine_opts(s)
     s.set_defaults(func=cmd_scan)
 

@@ -52,6 +52,7 @@ class CanonicalConfig(_Frozen):
 
 class ExtractConfig(_Frozen):
     max_bytes: int = 20_000_000
+    max_decompress_ratio: float = Field(default=200.0, gt=1.0)
     main_content: bool = False
     remove_banners: bool = True
     fallback_encoding: str = "windows-1252"
@@ -59,12 +60,20 @@ class ExtractConfig(_Frozen):
 
 
 class TokenConfig(_Frozen):
+    """What a fingerprint holds.  The same fingerprint is scored in batch, in
+    the stream and by ``compare``, and kept as the baseline, so these settings
+    decide both the scores and the bytes per URL (see README, "Causal state")."""
+
     stop_words: bool = True
     stemming: bool = False
-    shingle_size: int = 4
-    minhash_permutations: int = 128
-    keep_shingles: bool = True
-    keep_tokens: bool = True
+    shingle_size: int = Field(default=4, ge=1, le=16)
+    minhash_permutations: int = Field(default=128, ge=16, le=1024)
+    # The most frequent content terms kept per capture (cosine, tfintersection, Jaccard, Sørensen read
+    # them).  64 keeps a baseline under 2 kB; on the gold data 64 and all terms rank captures alike.
+    max_terms: int = Field(default=64, ge=20, le=100_000)
+    keep_shingles: bool = False  # exact shingle sets (exact containment); ~8 bytes per word
+    keep_tokens: bool = False  # the word sequence (levenshtein); ~8 bytes per word
+    keep_text: bool = False  # the extracted text (for inspection only)
 
 
 class PolicyConfig(_Frozen):
@@ -100,6 +109,11 @@ class EngineConfig(_Frozen):
     canonical: CanonicalConfig = CanonicalConfig()
     page_kinds: bool = True
     site_identity: bool = True
+    # Deep pages stand for their subject: a different article of the same site is off topic (profiles.py).
+    page_subject: bool = True
+    # The question a verdict answers: collection (on the curator's topic?), text (is the text still there?),
+    # doi (is the scholarly record still at the endpoint?).  Per input topic: kafka.topic_profiles.
+    profile: Literal["collection", "text", "doi"] = "collection"
 
 
 class StoreConfig(_Frozen):
@@ -109,12 +123,12 @@ class StoreConfig(_Frozen):
     # e.g. "postgresql://driftline@db.example.org/driftline"; set it from DRIFTLINE__STORE__DSN to keep a
     # password out of config.yaml.  A secret: never logged (describe_dsn names database and host only).
     dsn: SecretStr | None = None
-    keep_text: bool = False
-    keep_shingles: bool = False
-    history_limit: int = 1000
-    # Cap on the terms of a stored baseline's term_freqs (most frequent kept; 0 = no cap).  High by
-    # default: Jaccard/Sørensen read the term set, so a low cap changes their scores on large pages.
-    max_terms: int = 20_000
+    # Verdicts kept per history (the newest; older ones are pruned, their ids remembered for idempotence).
+    history_limit: int = Field(default=1000, ge=1)
+    # How long (by arrival) a capture's compact fingerprint is kept next to its verdict, so that a capture
+    # arriving late (older than the baseline) can re-score the captures after it.  What a fingerprint
+    # holds is set under engine.tokens; the state a URL needs for scoring is its baseline (~1.5 kB).
+    rescore_window_s: float = Field(default=86_400.0, ge=0)
 
 
 class ScanConfig(_Frozen):
@@ -125,6 +139,9 @@ class ScanConfig(_Frozen):
     # Pages of a paged TimeMap (or TimeMaps of a TimeMap index) read per input, the first included.
     timemap_max_pages: int = Field(default=100, ge=1)
     follow_redirects: int = 5
+    # Accept inputs or captures that could not be read (missing WARC behind a CDX, a memento that
+    # could not be fetched, a cut record): they are still reported as errors, but the exit code is 0.
+    allow_missing: bool = False
 
 
 class KafkaConfig(_Frozen):
@@ -132,6 +149,8 @@ class KafkaConfig(_Frozen):
     client_id: str = "driftline"
     group_id: str = "driftline"
     input_topics: Mapping[str, str] = Field(default_factory=lambda: {"heritrix-crawl-log": "auto"})
+    # input topic -> profile (collection | text | doi); topics not named use engine.profile
+    topic_profiles: Mapping[str, Literal["collection", "text", "doi"]] = Field(default_factory=dict)
     results_topic: str = "driftline-verdicts"
     alerts_topic: str = "driftline-alerts"
     recommendations_topic: str = "driftline-recommendations"
@@ -160,7 +179,6 @@ class KafkaConfig(_Frozen):
     shutdown_timeout_s: float = 20.0
     score_threads: int = 1  # threads running engine/store calls; the engine is not thread-safe, so 1
     store_retry_s: float = 300.0  # a store outage is retried this long (the partition waits), then dead-lettered
-    alert_ledger_path: str | None = None  # default: next to the SQLite store ("<store.path>.alerts")
     # Secured brokers (every aiokafka client gets these; the embedded broker is always PLAINTEXT).
     security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
     sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "PLAIN"
@@ -179,9 +197,6 @@ class LiveFetchConfig(_Frozen):
     max_redirects: int = 5
     per_host_concurrency: int = 2
     per_host_delay_s: float = 1.0
-    # A compressed body whose decoded size passes this many times its size on the wire (past 1 MB decoded)
-    # is refused as a decompression bomb; 0 = no ratio cap (max_bytes still caps the decoded size).
-    max_decompression_ratio: float = Field(default=200.0, ge=0)
     user_agent: str = "driftline/0.1 (+https://github.com/driftline/driftline; content-drift watcher)"
 
 
@@ -254,6 +269,28 @@ class ActuatorConfig(_Frozen):
     brozzler_site_ids: Mapping[str, str] = Field(default_factory=dict)
 
 
+class AlertConfig(_Frozen):
+    """Which verdicts are alerts (the rest are verdicts and metrics only).
+
+    By profile: a curator wants off-topic captures, not every home page that
+    showed new stories (on the gold data 64 % of all captures are "drifted");
+    a citation checker wants drifted text too; the DOI monitor wants the record
+    replaced, gone or moved.  ``topics`` overrides the profile's list for an
+    input topic."""
+
+    changes: Mapping[str, tuple[str, ...]] = Field(default_factory=lambda: {
+        "collection": ("off-topic",),
+        "text": ("drifted", "off-topic"),
+        "doi": ("drifted", "replaced", "gone", "moved"),
+    })
+    topics: Mapping[str, tuple[str, ...]] = Field(default_factory=dict)
+
+    def alerts_on(self, profile: str, topic: str | None) -> frozenset[str]:
+        if topic is not None and topic in self.topics:
+            return frozenset(self.topics[topic])
+        return frozenset(self.changes.get(profile, ("off-topic",)))
+
+
 class EventsConfig(_Frozen):
     skip_schemes: tuple[str, ...] = ("dns", "whois", "screenshot", "thumbnail")
     skip_paths: tuple[str, ...] = ("/robots.txt",)
@@ -273,6 +310,7 @@ class Config(_Frozen):
     metrics: MetricsConfig = MetricsConfig()
     recommend: RecommendConfig = RecommendConfig()
     actuator: ActuatorConfig = ActuatorConfig()
+    alerts: AlertConfig = AlertConfig()
     log_level: str = "INFO"
     log_format: Literal["text", "json"] = "text"
 

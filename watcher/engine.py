@@ -1,33 +1,27 @@
-"""The drift engine: baseline selection, comparison and per-history results.
+"""The drift engine: fingerprints, the one scoring step, per-history results.
 
-Batch (:meth:`Engine.scan_history`) and streaming (:class:`watcher.watch.Watcher`)
-share the same steps: fingerprint each capture once, pick the baseline by
-policy, score the configured measures, decide.  Revisits and repeated
-payload digests are resolved without re-scoring.
+Batch (:meth:`Engine.scan_history`), streaming (:class:`watcher.watch.Watcher`)
+and ``compare`` run the same step (:meth:`Engine.score_next`) over the same
+causal state (:class:`watcher.step.HistoryState`): fingerprint each capture
+once, take the baseline in force at its capture time, score the configured
+measures, let the profile decide.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
-import math
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from . import measures as ms
 from .config import DEFAULT_VOTING, EngineConfig
 from .fingerprint import fingerprint
-from .model import Behaviour, Capture, Fingerprint, HistoryResult, MeasureResult, Verdict, ts14, utc, verdict_id
-from .verdict import Decision, decide, extraction_failed, score_measures
+from .model import Behaviour, Capture, Fingerprint, HistoryResult, MeasureResult, Verdict, ts14, utc
+from .step import HistoryState, Reference, make_verdict, pinned_here, state_form, unfit_reason
+from .verdict import Decision, decide, drift_score, extraction_failed, score_measures
 
 log = logging.getLogger(__name__)
-
-
-
-def idf_table(n_docs: int, df: Mapping[str, int]) -> dict[str, float]:
-    """Smoothed IDF (scikit-learn's formula): ln((1+n)/(1+df)) + 1."""
-    return {t: math.log((1 + n_docs) / (1 + d)) + 1.0 for t, d in df.items()}
 
 
 def has_content(fp: Fingerprint) -> bool:
@@ -36,9 +30,8 @@ def has_content(fp: Fingerprint) -> bool:
 
 
 def is_valid_baseline(fp: Fingerprint) -> bool:
-    """A capture fit to be a "first-valid" baseline: has content and is no
-    error, parked or otherwise off-topic page kind."""
-    return has_content(fp) and fp.page_kind is None
+    """A capture fit to be a baseline (see :func:`watcher.step.unfit_reason`)."""
+    return unfit_reason(fp, "first") is None
 
 
 def behaviour_of(statuses: Sequence[str]) -> Behaviour:
@@ -72,100 +65,94 @@ class Engine:
     def fingerprint(self, capture: Capture) -> Fingerprint:
         return fingerprint(capture, self.config)
 
-    def compare(self, base: Fingerprint, cur: Fingerprint, idf: Mapping[str, float] | None = None,
-                default_idf: float = 1.0) -> tuple[dict[str, MeasureResult], Decision]:
-        ctx = ms.Context(idf, default_idf)
+    def compare(self, base: Fingerprint, cur: Fingerprint, seed_url: str = "",
+                profile: str | None = None) -> tuple[dict[str, MeasureResult], Decision]:
+        """Score ``cur`` against ``base``: every configured measure, then the profile's decision."""
+        ctx = ms.Context()
         if not has_content(cur) or base.is_empty:
             results: dict[str, MeasureResult] = {}
         else:
             results = score_measures(base, cur, self.config, ctx)
-        return results, decide(base, cur, results, self.config, ctx)
+        return results, decide(base, cur, results, self.config, seed_url, profile)
 
-    def make_verdict(self, history: str, cap: Capture, fp: Fingerprint, base_cap: Capture | None,
-                     results: Mapping[str, MeasureResult], d: Decision) -> Verdict:
-        return Verdict(
-            verdict_id=verdict_id(history, cap.timestamp, fp.digest),
-            history=history, url=cap.url, capture_time=utc(cap.timestamp), uri_m=cap.uri_m, digest=fp.digest,
-            baseline_time=utc(base_cap.timestamp) if base_cap else None,
-            baseline_uri_m=base_cap.uri_m if base_cap else None,
-            measures=dict(results), status=d.status, change=d.change, reason=d.reason,
-            page_kind=fp.page_kind, language=fp.language, byte_count=fp.byte_count, word_count=fp.word_count,
-            title=fp.title, seed=cap.seed, job=cap.job, label=cap.label, drift_score=round(d.drift_score, 4),
-        )
+    def _state_form(self, fp: Fingerprint) -> Fingerprint:
+        return state_form(fp, self.config.tokens.keep_shingles, self.config.tokens.keep_tokens)
+
+    def score_next(self, history: str, state: HistoryState, cap: Capture, fp: Fingerprint,
+                   seed_url: str | None = None, profile: str | None = None) -> tuple[Verdict, HistoryState]:
+        """The one scoring step: the verdict on ``cap`` and the state after it.
+
+        ``seed_url`` is the URL the history stands for (its first capture's);
+        ``profile`` overrides the configured one (per input topic).
+        """
+        prof = profile or self.config.profile
+        seed = seed_url or cap.url
+        pol = self.config.baseline
+        t = utc(cap.timestamp)
+        if pol.policy == "pinned" and pinned_here(dict(pol.pinned), history, cap):
+            why = unfit_reason(fp, pol.policy)
+            if why is None:
+                d = Decision("on-topic", "baseline", "pinned baseline capture", 0.0)
+                pin = Reference(t, cap.uri_m, self._state_form(fp))
+                return make_verdict(history, cap, fp, pin, {}, d, prof, 0.0), HistoryState(state.baseline, pin)
+            log.warning("pinned baseline %s of %s cannot be a baseline: %s", ts14(t), history, why)
+        ref = state.reference_at(t)
+        if ref is None or (pol.policy != "rolling" and state.pinned is None and state.baseline is not None
+                           and t < state.baseline.capture_time):
+            return self._first(history, state, cap, fp, prof)
+        results, d = self.compare(ref.fingerprint, fp, seed, prof)
+        verdict = make_verdict(history, cap, fp, ref, dict(results), d, prof, drift_score(results, d))
+        if (pol.policy == "rolling" and d.status == "on-topic" and unfit_reason(fp, pol.policy) is None
+                and ref is state.baseline and t > ref.capture_time):
+            return verdict, HistoryState(Reference(t, cap.uri_m, self._state_form(fp)), state.pinned)
+        return verdict, state
+
+    def _first(self, history: str, state: HistoryState, cap: Capture, fp: Fingerprint,
+               profile: str) -> tuple[Verdict, HistoryState]:
+        """No baseline in force at this capture's time: it becomes the baseline if it is fit to be one."""
+        why = unfit_reason(fp, self.config.baseline.policy)
+        if why is None:
+            d = Decision("on-topic", "baseline", "baseline capture", 0.0)
+            ref = Reference(utc(cap.timestamp), cap.uri_m, self._state_form(fp))
+            return make_verdict(history, cap, fp, ref, {}, d, profile, 0.0), HistoryState(ref, state.pinned)
+        if extraction_failed(fp):
+            d = Decision("error", "error", fp.error or "extraction failed", 0.0)
+        elif fp.is_empty:
+            d = Decision("empty", "empty", f"no content ({fp.error or 'empty'}); no baseline yet", 0.0)
+        elif fp.page_kind or (fp.http_status is not None and fp.http_status >= 400):
+            d = Decision("off-topic", "off-topic", f"{why}; no baseline yet", 0.95,
+                         ("page_kind",) if fp.page_kind else ("http_error",))
+        else:
+            d = Decision("empty", "empty", f"not fit to be a baseline ({why}); waiting for one", 0.0)
+        return make_verdict(history, cap, fp, None, {}, d, profile, 0.95 if d.status == "off-topic" else 0.0), state
 
     # -- a whole history ----------------------------------------------------
-    def choose_baseline(self, history: str, caps: Sequence[Capture], fps: Sequence[Fingerprint]) -> int | None:
-        pol = self.config.baseline
-        if pol.policy == "pinned" and history in pol.pinned:
-            want = pol.pinned[history]
-            for i, c in enumerate(caps):
-                if ts14(c.timestamp) == want and not fps[i].is_empty:
-                    return i
-            log.warning("pinned baseline %s of %s not found; using the first valid capture", want, history)
-        if pol.policy in ("first-valid", "pinned"):
-            for i, fp in enumerate(fps):
-                if is_valid_baseline(fp):
-                    return i
-        # "first" (and "rolling", which starts from it): an empty capture cannot
-        # be a baseline (there is nothing to compare with), so the first
-        # capture with content is.
-        for i, fp in enumerate(fps):
-            if has_content(fp):
-                return i
-        for i, fp in enumerate(fps):
-            if not fp.is_empty and not extraction_failed(fp):
-                return i
-        return None
-
-    def scan_history(self, history: str, captures: Iterable[Capture]) -> HistoryResult:
+    def scan_history(self, history: str, captures: Iterable[Capture], profile: str | None = None) -> HistoryResult:
+        """Fold :meth:`score_next` over ``captures`` in capture-time order."""
         caps = sorted(captures, key=lambda c: utc(c.timestamp))
-        fps: list[Fingerprint] = []
-        by_digest: dict[str, int] = {}
+        by_digest: dict[str, Fingerprint] = {}
+        state = HistoryState()
+        seed = caps[0].url if caps else history
+        verdicts: list[Verdict] = []
         for c in caps:
             dig = c.effective_digest
-            if dig and dig in by_digest and c.content is None:
-                fps.append(fps[by_digest[dig]])  # revisit without payload: reuse
-                continue
-            fp = self.fingerprint(c)
-            fps.append(fp)
-            if dig and not fp.is_empty:
-                by_digest.setdefault(dig, len(fps) - 1)
-        df: Counter[str] = Counter()
-        docs = 0
-        for fp in {id(f): f for f in fps}.values():
-            if fp.term_freqs:
-                docs += 1
-                df.update(fp.term_freqs.keys())
-        idf = idf_table(docs, df)
-        default_idf = math.log((1 + docs) / 1) + 1.0
-        b = self.choose_baseline(history, caps, fps)
-        verdicts: list[Verdict] = []
-        scored: dict[str, Verdict] = {}
-        base_idx = b
-        for i, (cap, fp) in enumerate(zip(caps, fps, strict=True)):
-            if base_idx is None:
-                d = Decision("empty", "empty", "no capture with content to use as baseline", 0.0)
-                verdicts.append(self.make_verdict(history, cap, fp, None, {}, d))
-                continue
-            base_cap, base_fp = caps[base_idx], fps[base_idx]
-            if i == base_idx:
-                results, _ = self.compare(base_fp, fp, idf, default_idf)
-                d = Decision("on-topic", "baseline", "baseline capture", 0.0)
-            elif fp.digest in scored and fp.digest != base_fp.digest:
-                prev = scored[fp.digest]
-                results = dict(prev.measures)
-                d = Decision(prev.status, "unchanged" if prev.status != "empty" else "empty",
-                             f"same digest as {ts14(prev.capture_time)}: {prev.reason}", prev.drift_score or 0.0)
+            if dig and c.content is None and dig in by_digest:
+                fp = by_digest[dig]  # a revisit without payload: the payload it repeats
+                if c.status is not None and fp.http_status != c.status:
+                    fp = _with_status(fp, c.status)
             else:
-                results, d = self.compare(base_fp, fp, idf, default_idf)
-            v = self.make_verdict(history, cap, fp, base_cap, results, d)
+                fp = self.fingerprint(c)
+                if dig and not fp.is_empty:
+                    by_digest.setdefault(dig, fp)
+            v, state = self.score_next(history, state, c, fp, seed, profile)
             verdicts.append(v)
-            if not fp.is_empty:
-                scored.setdefault(fp.digest, v)
-            if (self.config.baseline.policy == "rolling" and i > (b or 0) and d.status == "on-topic"
-                    and is_valid_baseline(fp)):
-                base_idx = i
-        return summarise(history, caps[0].url if caps else history, verdicts)
+        return summarise(history, seed, verdicts)
+
+
+def _with_status(fp: Fingerprint, status: int) -> Fingerprint:
+    import dataclasses
+
+    return dataclasses.replace(fp, http_status=status)
 
 
 def summarise(history: str, url: str, verdicts: Sequence[Verdict]) -> HistoryResult:

@@ -133,8 +133,9 @@ def load_results(path: str) -> list[ResultRow]:
 def match_key(uri: str, entry: Mapping[str, Any] | None = None) -> tuple[str, str] | None:
     """(canonical key of the original URL, 14-digit time) of a URI-M or result."""
     dl = entry.get("driftline") if entry else None
-    if isinstance(dl, dict) and dl.get("url") and dl.get("capture time"):
-        stamp = re.sub(r"\D", "", str(dl["capture time"]))[:14]
+    when = (dl.get("capture_time") or dl.get("capture time")) if isinstance(dl, dict) else None
+    if isinstance(dl, dict) and dl.get("url") and when:
+        stamp = re.sub(r"\D", "", str(when))[:14]
         return url_key(str(dl["url"])), stamp
     m = _SYNTHETIC.match(uri)
     if m:
@@ -233,7 +234,7 @@ def evaluate(labels: str | os.PathLike[str], result: str | os.PathLike[str]) -> 
     ranked: list[float] = []
     for e, f in zip(entries, flags, strict=True):
         dl = e.get("driftline")
-        ds = dl.get("drift score") if isinstance(dl, dict) else None
+        ds = (dl.get("drift_score", dl.get("drift score"))) if isinstance(dl, dict) else None
         if isinstance(ds, int | float) and not isinstance(ds, bool):
             ranked.append(float(ds))
         elif not isinstance(dl, dict):  # OTMT output: only the verdict itself ranks

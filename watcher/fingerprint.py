@@ -8,7 +8,6 @@ because an empty capture is a result, not a crash.
 
 from __future__ import annotations
 
-import io
 import logging
 import re
 from collections import Counter
@@ -25,7 +24,9 @@ from datasketch import MinHash
 from . import lang
 from .config import EngineConfig
 from .extract.decode import decode
+from .extract.encoding import decode_body
 from .extract.html import DOI_RE, HtmlDoc, normalise_ws, read_html
+from .extract.pdf import pdf_text
 from .model import Capture, ContentKind, Fingerprint, payload_digest
 from .pagekinds import detect_page_kind
 
@@ -44,6 +45,7 @@ _DOI_META = ("citation_doi", "dc.identifier", "prism.doi", "dc.identifier.doi", 
 RAW_SIMHASH_MAX_CHARS = 65536
 STUB_MAX_WORDS = 20
 MINHASH_SEED = 1
+SHINGLE_SAMPLE = 48  # bottom-k sample of shingle hashes a baseline keeps (keeps the state under 2 kB)
 
 
 def host_of(url: str) -> str:
@@ -155,41 +157,33 @@ def raw_simhash(raw: str) -> int:
 
 
 EXTRACT_FAILED = "extract_failed"
+UNREADABLE = "unreadable"
+# Reason slugs (dead letters, metrics) for the failures fingerprint() reports.
+_FAILURE_SLUGS = (("bomb", "bomb"), ("incomplete", "truncated"), ("corrupt", "corrupt_encoding"),
+                  ("PDF streams inflate", "too_large"))
 
 
-def _pdf_text(content: bytes, max_pages: int) -> tuple[str, str, str | None]:
-    """(text, title, error): a PDF that cannot be read is an extraction failure,
-    not an empty document."""
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
-
-    try:
-        reader = PdfReader(io.BytesIO(content), strict=False)
-        title = ""
-        try:
-            meta = reader.metadata
-            title = str(meta.title) if meta is not None and meta.title else ""
-        except (PdfReadError, ValueError, TypeError, KeyError):
-            title = ""
-        parts = []
-        for page in reader.pages[:max_pages]:
-            try:
-                parts.append(page.extract_text() or "")
-            except (PdfReadError, ValueError, TypeError, KeyError, AttributeError, IndexError):
-                continue
-        return normalise_ws("\n".join(parts)), title, None
-    except (PdfReadError, ValueError, TypeError, KeyError, OSError, AttributeError, IndexError,
-            RecursionError, ZeroDivisionError) as exc:
-        log.debug("pypdf could not read a PDF: %s", exc)
-        return "", "", f"{EXTRACT_FAILED}: unreadable PDF ({type(exc).__name__}: {str(exc)[:120]})"
+def failure_reason(error: str | None) -> str:
+    """The reason slug of a fingerprint's extraction error (``extract`` when
+    nothing more precise is known)."""
+    rest = (error or "").partition(":")[2].strip()
+    return next((slug for key, slug in _FAILURE_SLUGS if rest.startswith(key)), "extract")
 
 
-def empty_fingerprint(digest: str, byte_count: int, error: str | None = None) -> Fingerprint:
+def empty_fingerprint(digest: str, byte_count: int, error: str | None = None,
+                      http_status: int | None = None) -> Fingerprint:
     return Fingerprint(
         kind="empty", digest=digest, byte_count=byte_count, word_count=0, language=None, title="",
         headings=(), term_freqs={}, shingle_count=0, minhash=b"", simhash_raw=0, simhash_tf=0,
-        dois=frozenset(), citation={}, page_kind=None, error=error,
+        dois=frozenset(), citation={}, page_kind=None, error=error, http_status=http_status,
     )
+
+
+def top_terms(tf: Counter[str], n: int) -> dict[str, int]:
+    """The ``n`` most frequent terms, ties broken by the term (deterministic)."""
+    if len(tf) <= n:
+        return dict(tf)
+    return dict(sorted(tf.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
 
 
 def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
@@ -197,22 +191,40 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
     content = capture.content or b""
     digest = capture.effective_digest or payload_digest(content)
     if capture.content is None:
-        return empty_fingerprint(digest, 0, capture.error or "no content")
+        if capture.error:
+            # The input named a capture that could not be read (missing WARC,
+            # cut record, failed fetch): an error, never an empty page.
+            return empty_fingerprint(digest, 0, f"{UNREADABLE}: {capture.error}", capture.status)
+        return empty_fingerprint(digest, 0, "no content", capture.status)
     byte_count = len(content)
     truncated = False
-    if byte_count > cfg.extract.max_bytes:
+    # Bodies stored as sent with Content-Encoding (or coded twice) are
+    # undone here, once, for every input path; the digest stays the payload's.
+    body = decode_body(content, capture.headers, content_type=capture.content_type,
+                       max_bytes=cfg.extract.max_bytes, max_ratio=cfg.extract.max_decompress_ratio)
+    if body.note is not None and body.note != "truncated":
+        # A bomb, or a coded body that breaks off: never a verdict on a part of a page.
+        error = f"{EXTRACT_FAILED}: {body.note} ({body.detail})"
+        return replace(empty_fingerprint(digest, byte_count, error, capture.status), kind="binary")
+    content, truncated = body.content, body.note == "truncated"
+    if body.codings:
+        byte_count = len(content)  # the page's bytes, comparable with an uncoded capture's
+    if len(content) > cfg.extract.max_bytes:
         content = content[: cfg.extract.max_bytes]
         truncated = True
     kind = sniff_kind(content, capture.content_type)
     if kind == "empty":
-        return empty_fingerprint(digest, byte_count, "no content")
+        return empty_fingerprint(digest, byte_count, "no content", capture.status)
     raw = ""
     doc = HtmlDoc()
     if kind == "pdf":
-        text, title, pdf_error = _pdf_text(content, cfg.extract.pdf_max_pages)
-        if pdf_error:
-            return replace(empty_fingerprint(digest, byte_count, pdf_error), kind="pdf")
-        doc.text, doc.title = text, title
+        pdf = pdf_text(content, cfg.extract.pdf_max_pages, cfg.extract.max_bytes)
+        if pdf.failure:
+            return replace(empty_fingerprint(digest, byte_count, f"{EXTRACT_FAILED}: {pdf.failure}", capture.status),
+                           kind="pdf")
+        truncated = truncated or pdf.truncated
+        text = pdf.text
+        doc.text, doc.title = text, pdf.title
         doc.dois = {d.rstrip(".,;)]").lower() for d in DOI_RE.findall(text[:200_000])}
     elif kind in ("html", "text"):
         raw, _enc = decode(content, capture.content_type, cfg.extract.fallback_encoding)
@@ -227,11 +239,13 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
             kind="binary", digest=digest, byte_count=byte_count, word_count=0, language=None, title="",
             headings=(), term_freqs={}, shingle_count=0, minhash=b"", simhash_raw=0, simhash_tf=0,
             dois=frozenset(), citation={}, page_kind=None, error="truncated" if truncated else None,
+            http_status=capture.status,
         )
     text = doc.text
     language = lang.detect(text, doc.lang_attr)
     tokens = words(text, language)
     needed = {*cfg.measures, *cfg.report_measures}
+    tok = cfg.tokens
     terms = terms_of(tokens, language, stop=cfg.tokens.stop_words, stem=cfg.tokens.stemming)
     tf = Counter(terms)
     hashes = shingle_hashes(tokens, cfg.tokens.shingle_size)
@@ -249,6 +263,17 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
         if site_of(host_of(target)) != site_of(host_of(capture.url)):
             redirect = target  # off-site: the site handed its address to another
     pk = detect_page_kind(doc.title, doc.headings, text, len(tokens), capture.status) if cfg.page_kinds else None
+    features = {"terms", "minhash", "shingles", "sample"}
+    if "raw_simhash" in needed:
+        features.add("raw_simhash")
+    if "tf_simhash" in needed:
+        features.add("tf_simhash")
+    if tok.keep_shingles:
+        features.add("shingles")
+    if tok.keep_tokens:
+        features.add("tokens")
+    if tok.keep_text:
+        features.add("text")
     return Fingerprint(
         kind=kind,
         digest=digest,
@@ -257,7 +282,7 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
         language=language,
         title=doc.title,
         headings=tuple(doc.headings),
-        term_freqs=dict(tf),
+        term_freqs=top_terms(tf, tok.max_terms),
         shingle_count=len(hashes),
         minhash=minhash_of(hashes, cfg.tokens.minhash_permutations) if len(hashes) else b"",
         simhash_raw=raw_simhash(raw or text) if "raw_simhash" in needed else 0,
@@ -268,10 +293,14 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
         page_kind_evidence=f"{pk.where}: {pk.evidence}" if pk else None,
         host=host_of(capture.url),
         redirect=redirect,
-        shingles=frozenset(int(h) for h in hashes) if cfg.tokens.keep_shingles else None,
-        tokens=tuple(tokens) if cfg.tokens.keep_tokens and "levenshtein" in needed else None,
-        text=text,
-        stemmed=cfg.tokens.stemming,
+        # The whole set while the capture is scored (and kept for re-scoring); a baseline keeps the sample.
+        shingles=frozenset(int(h) for h in hashes),
+        shingle_sample=hashes[:SHINGLE_SAMPLE].astype("<u8").tobytes(),
+        tokens=tuple(tokens) if tok.keep_tokens else None,
+        text=text if tok.keep_text else None,
+        stemmed=tok.stemming,
         boilerplate_removed=cfg.extract.main_content,
         error="truncated" if truncated else None,
+        http_status=capture.status,
+        features=frozenset(features),
     )

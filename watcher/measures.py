@@ -15,7 +15,7 @@ neither flags nor clears the capture.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -32,10 +32,13 @@ Kind = Literal["fraction", "bits", "count"]
 
 @dataclass(frozen=True, slots=True)
 class Context:
-    """What a measure may know beyond the two fingerprints: the history's IDF."""
+    """What a measure may know beyond the two fingerprints.
 
-    idf: Mapping[str, float] | None = None
-    default_idf: float = 1.0
+    Empty today on purpose: a measure that read the history (an IDF table, a
+    count of captures) would give batch, streaming and ``compare`` different
+    numbers for the same pair, and a threshold whose meaning depended on how
+    often a seed was crawled.  Kept as the place for collection-level inputs.
+    """
 
 
 MeasureFn = Callable[[Fingerprint, Fingerprint, Context], float | None]
@@ -52,6 +55,7 @@ class MeasureSpec:
     threshold: float
     uses_tokens: bool
     description: str
+    needs: tuple[str, ...] = ()  # features both fingerprints must hold (watcher.features)
 
     def off_topic(self, score: float, threshold: float | None = None) -> bool:
         t = self.threshold if threshold is None else threshold
@@ -101,20 +105,26 @@ def sorensen(b: Fingerprint, c: Fingerprint, ctx: Context) -> float | None:
 
 
 def cosine(b: Fingerprint, c: Fingerprint, ctx: Context) -> float | None:
-    """TF-IDF cosine; IDF over the history (smoothed, as scikit-learn's)."""
+    """Cosine of the content-term frequency vectors (stop words removed, the
+    ``tokens.max_terms`` most frequent terms of each capture).
+
+    No IDF, on purpose.  An IDF over the URL's history makes the score depend
+    on how many captures the history has and how much they churn: on a news
+    site crawled daily every story word is rare, so on-topic captures of the
+    same site score 0.06-0.2 and no threshold separates anything, while the
+    same pages crawled five times score far higher.  It also cannot be causal
+    and order-independent without keeping a table per URL.  Measured on the
+    shared gold data with grouped cross-validation, the TF cosine ranks
+    captures as well as the history TF-IDF (ROC AUC 0.941 against 0.941) and
+    needs no state; stop-word removal does what IDF was for.
+    """
     if not b.term_freqs:
         return None
     if not c.term_freqs:
         return 0.0
-    idf = ctx.idf or {}
-    d = ctx.default_idf
-
-    def vec(tf: Mapping[str, int]) -> dict[str, float]:
-        return {t: n * idf.get(t, d) for t, n in tf.items()}
-
-    vb, vc = vec(b.term_freqs), vec(c.term_freqs)
+    vb, vc = b.term_freqs, c.term_freqs
     small, large = (vb, vc) if len(vb) < len(vc) else (vc, vb)
-    dot = sum(w * large.get(t, 0.0) for t, w in small.items())
+    dot = float(sum(w * large.get(t, 0) for t, w in small.items()))
     nb = math.sqrt(sum(w * w for w in vb.values()))
     nc = math.sqrt(sum(w * w for w in vc.values()))
     if nb == 0 or nc == 0:
@@ -173,8 +183,11 @@ def _minhash_jaccard(b: Fingerprint, c: Fingerprint) -> float | None:
 def containment(b: Fingerprint, c: Fingerprint, ctx: Context) -> float | None:
     """Share of the baseline's word shingles still present in the capture.
 
-    Exact when both fingerprints keep their shingle sets; estimated from
-    MinHash resemblance and the set sizes for sketch-only baselines
+    Exact when both fingerprints hold their shingle sets.  A baseline keeps a
+    bottom-k sample of its shingle hashes (48): the share of that sample found
+    in the capture's whole set is an unbiased estimate whatever the sizes
+    (standard deviation sqrt(c(1-c)/48), 0.06 at c = 0.8).  Only when neither
+    is there, it is estimated from MinHash resemblance and the set sizes
     (|A∩B| = J(|A|+|B|)/(1+J)), which is noisy when the sizes differ a lot.
     """
     if b.shingle_count == 0:
@@ -183,6 +196,9 @@ def containment(b: Fingerprint, c: Fingerprint, ctx: Context) -> float | None:
         return 0.0
     if b.shingles is not None and c.shingles is not None:
         return len(b.shingles & c.shingles) / len(b.shingles)
+    if b.shingle_sample and c.shingles is not None:
+        sample = np.frombuffer(b.shingle_sample, dtype="<u8")
+        return float(sum(1 for h in sample.tolist() if h in c.shingles)) / len(sample)
     j = _minhash_jaccard(b, c)
     if j is None:
         return None
@@ -226,9 +242,16 @@ def language(b: Fingerprint, c: Fingerprint, ctx: Context) -> float | None:
     return 1.0 if b.language == c.language else 0.0
 
 
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "jaccard": ("terms",), "sorensen": ("terms",), "cosine": ("terms",), "tfintersection": ("terms",),
+    "raw_simhash": ("raw_simhash",), "tf_simhash": ("tf_simhash",), "levenshtein": ("tokens",),
+    "containment": ("minhash",), "resemblance": ("minhash",),  # exact, sampled or estimated: see containment()
+}
+
+
 def _spec(name: str, fn: MeasureFn, direction: Direction, kind: Kind, lo: float, hi: float, threshold: float,
           uses_tokens: bool, description: str) -> MeasureSpec:
-    return MeasureSpec(name, fn, direction, kind, lo, hi, threshold, uses_tokens, description)
+    return MeasureSpec(name, fn, direction, kind, lo, hi, threshold, uses_tokens, description, _NEEDS.get(name, ()))
 
 
 REGISTRY: dict[str, MeasureSpec] = {
@@ -238,7 +261,7 @@ REGISTRY: dict[str, MeasureSpec] = {
         _spec("wordcount", wordcount, "below", "fraction", -1, 0, -0.70, True, "relative loss of words"),
         _spec("jaccard", jaccard, "above", "fraction", 0, 1, 0.96, True, "Jaccard distance of term sets"),
         _spec("sorensen", sorensen, "above", "fraction", 0, 1, 0.93, True, "Sørensen-Dice distance of term sets"),
-        _spec("cosine", cosine, "below", "fraction", 0, 1, 0.12, True, "TF-IDF cosine, IDF over the history"),
+        _spec("cosine", cosine, "below", "fraction", 0, 1, 0.10, True, "cosine of content-term frequencies"),
         _spec("raw_simhash", raw_simhash, "above", "bits", 0, 64, 38, False, "simhash of raw content, Hamming bits"),
         _spec("tf_simhash", tf_simhash, "above", "bits", 0, 64, 34, True, "simhash of term frequencies, bits"),
         _spec("tfintersection", tfintersection, "below", "count", 0, 20, 1, True, "shared top-20 terms"),
@@ -254,6 +277,16 @@ REGISTRY: dict[str, MeasureSpec] = {
 ALIASES = {"simhash": "raw_simhash", "tfsimhash": "tf_simhash", "raw-simhash": "raw_simhash",
            "tf-simhash": "tf_simhash", "tf_intersection": "tfintersection", "jaccard_containment": "containment",
            "minhash": "resemblance", "dice": "sorensen"}
+
+
+def features_needed(names: Iterable[str]) -> frozenset[str]:
+    """The features the measures ``names`` need (what a fingerprint must compute)."""
+    return frozenset(f for n in names for f in get(n).needs)
+
+
+def applicable(spec: MeasureSpec, b: Fingerprint, c: Fingerprint) -> bool:
+    """Both fingerprints hold what ``spec`` needs (else the score is n/a)."""
+    return b.has(*spec.needs) and c.has(*spec.needs)
 
 
 def get(name: str) -> MeasureSpec:

@@ -18,7 +18,13 @@ from typing import Literal
 # Topic statuses of one measure or of a capture.  "empty" is a status of its
 # own: a capture with no content is neither on- nor off-topic.
 TopicStatus = Literal["on-topic", "off-topic", "empty", "error", "baseline", "n/a"]
-ChangeClass = Literal["unchanged", "minor", "drifted", "off-topic", "empty", "error", "baseline"]
+# Change classes.  "layout", "replaced", "gone", "blocked" and "moved" are the
+# ``doi`` profile's (a redesign that kept the record, a different work, a dead
+# or lost endpoint, a bot wall, the record on a new domain).
+ChangeClass = Literal["unchanged", "minor", "drifted", "off-topic", "empty", "error", "baseline",
+                      "layout", "replaced", "gone", "blocked", "moved"]
+# The question a verdict answers (see watcher/profiles.py).
+Profile = Literal["collection", "text", "doi"]
 ContentKind = Literal["html", "text", "pdf", "binary", "empty"]
 
 
@@ -110,10 +116,25 @@ class Fingerprint:
     stemmed: bool = False
     boilerplate_removed: bool = False
     error: str | None = None
+    # HTTP status of the capture (None when unknown, e.g. gold files): error
+    # statuses and redirects are never baselines.
+    http_status: int | None = None
+    # The 48 smallest shingle hashes (uint64, packed): a bottom-k sample that a
+    # baseline keeps instead of its whole shingle set, so that containment of
+    # the baseline in a capture stays exact in expectation even when the
+    # capture is many times larger (a MinHash estimate is not).
+    shingle_sample: bytes = b""
+    # The features this fingerprint holds (see watcher.measures: each measure declares what it needs).  A stored
+    # baseline records what it kept, so a measure that needs a feature the
+    # baseline lacks scores None (n/a), never a number computed from a blank.
+    features: frozenset[str] = frozenset()
 
     @property
     def is_empty(self) -> bool:
         return self.kind == "empty"
+
+    def has(self, *names: str) -> bool:
+        return all(n in self.features for n in names)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +170,14 @@ class Verdict:
     job: str | None = None
     label: int | None = None
     drift_score: float | None = None
+    # The profile that answered (collection, text, doi), the checks that fired
+    # besides the measures ("page_kind", "identity", "redirect", "http_error",
+    # "replaced"), and the version: a late capture that changes the baseline
+    # re-scores later captures, which are re-published under the same id with
+    # a higher version.
+    profile: str = "collection"
+    checks: tuple[str, ...] = ()
+    version: int = 1
 
     @property
     def flagged(self) -> bool:

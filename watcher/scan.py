@@ -18,6 +18,7 @@ from typing import Any
 
 from .config import Config, EngineConfig
 from .engine import Engine
+from .fingerprint import UNREADABLE
 from .model import Capture, HistoryResult
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,8 @@ def scan(inputs: Sequence[str], cfg: Config, out: str | None, fmt: str | None = 
     from .sources import iter_histories
 
     it = iter_histories(inputs, cfg)
-    counts = {"histories": 0, "captures": 0, "off-topic": 0, "empty": 0}
+    counts = {"histories": 0, "captures": 0, "off-topic": 0, "empty": 0, "error": 0, "unreadable captures": 0,
+              "unreadable inputs": 0}
 
     def counted(results: Iterable[HistoryResult]) -> Iterator[HistoryResult]:
         for r in results:
@@ -87,8 +89,13 @@ def scan(inputs: Sequence[str], cfg: Config, out: str | None, fmt: str | None = 
             counts["captures"] += len(r.verdicts)
             counts["off-topic"] += sum(v.status == "off-topic" for v in r.verdicts)
             counts["empty"] += sum(v.status == "empty" for v in r.verdicts)
+            counts["error"] += sum(v.status == "error" for v in r.verdicts)
+            # Captures the input named but that could not be read (see fingerprint.UNREADABLE).
+            counts["unreadable captures"] += sum(v.status == "error" and v.reason.startswith(UNREADABLE)
+                                                 for v in r.verdicts)
             yield r
 
     results = _progress(counted(score_histories(it, cfg, workers)), cfg.scan.progress)
     write_results(results, out, fmt or cfg.scan.format, cfg, it.uri_t)
+    counts["unreadable inputs"] = len(it.unreadable)
     return counts

@@ -1,27 +1,21 @@
 """Per-capture verdicts: measure statuses, overall status, change class, reason.
 
-The overall status comes from a configurable policy over the enabled measures
-(any, all, k-of-n, weighted), plus two checks that need no threshold: a
-recognised off-topic page kind (soft 404, parked, suspended...) and the loss
-of the site's identity (see :func:`identity_lost`).
+The overall status comes from the checks every profile shares (no content,
+same payload, redirect stubs, HTTP errors, a recognised off-topic page kind:
+soft 404, parked, suspended...), then from the profile's own question
+(watcher/profiles.py), which applies a configurable policy over the voting
+measures (any, all, k-of-n, weighted).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from . import measures as ms
 from .config import EngineConfig
-from .fingerprint import EXTRACT_FAILED, host_of, site_of
+from .fingerprint import EXTRACT_FAILED, UNREADABLE, host_of, site_of
 from .model import ChangeClass, Fingerprint, MeasureResult, TopicStatus
-
-# When a capture is on topic, how much of the baseline's text must remain for
-# the change to count as "minor" rather than "drifted".
-DRIFT_CONTAINMENT = 0.80
-DRIFT_COSINE = 0.60
-IDENTITY_TITLE = 0.50
-IDENTITY_COSINE = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,13 +24,15 @@ class Decision:
     change: ChangeClass
     reason: str
     drift_score: float
+    checks: tuple[str, ...] = ()
 
 
 def extraction_failed(fp: Fingerprint) -> bool:
-    return bool(fp.error and fp.error.startswith(EXTRACT_FAILED))
+    """The capture could not be read or extracted: an error, not a page."""
+    return bool(fp.error and fp.error.startswith((EXTRACT_FAILED, UNREADABLE)))
 
 
-def _scored(results: Mapping[str, MeasureResult], name: str) -> float | None:
+def scored(results: Mapping[str, MeasureResult], name: str) -> float | None:
     r = results.get(name)
     return None if r is None else r.score
 
@@ -63,7 +59,8 @@ def score_measures(base: Fingerprint, cur: Fingerprint, cfg: EngineConfig, ctx: 
     for name, threshold in wanted.items():
         spec = ms.get(name)
         t = spec.threshold if threshold is None else float(threshold)
-        score = spec.fn(base, cur, ctx)
+        # A feature missing on either side (a baseline kept without it) is n/a, never a number.
+        score = spec.fn(base, cur, ctx) if ms.applicable(spec, base, cur) else None
         if score is None:
             out[spec.name] = MeasureResult(spec.name, None, "n/a", t)
         else:
@@ -72,7 +69,7 @@ def score_measures(base: Fingerprint, cur: Fingerprint, cfg: EngineConfig, ctx: 
     return out
 
 
-def _policy_flags(results: Mapping[str, MeasureResult], cfg: EngineConfig) -> tuple[bool, list[MeasureResult]]:
+def policy_flags(results: Mapping[str, MeasureResult], cfg: EngineConfig) -> tuple[bool, list[MeasureResult]]:
     voting = set(cfg.measures)
     scored = [r for r in results.values() if r.score is not None and r.name in voting]
     flagged = [r for r in scored if r.status == "off-topic"]
@@ -90,88 +87,72 @@ def _policy_flags(results: Mapping[str, MeasureResult], cfg: EngineConfig) -> tu
     return (got / total if total else 0.0) >= pol.weighted_threshold, flagged
 
 
-def identity_lost(base: Fingerprint, cur: Fingerprint, ctx: ms.Context,
-                  results: Mapping[str, MeasureResult] | None = None) -> str | None:
-    """The capture no longer belongs to the site the curator selected.
-
-    Needs two independent signals, so that a redesign by the same
-    organisation (new layout, same name in the title) or a new article on the
-    same site (new words, same name) is not flagged: the title lost most of
-    the baseline title's words AND the text shares almost no weighted terms
-    with the baseline (TF-IDF cosine).
-    """
-    # Reuse the scores when those measures were configured: no second pass.
-    t, cos = (_scored(results, n) if results else None for n in ("title", "cosine"))
-    t = ms.title(base, cur, ctx) if t is None else t
-    cos = ms.cosine(base, cur, ctx) if cos is None else cos
-    if t is not None and cos is not None and t < IDENTITY_TITLE and cos < IDENTITY_COSINE:
-        return f"site identity lost: title similarity {fmt(t)} < {fmt(IDENTITY_TITLE)} and cosine {fmt(cos)} < " \
-               f"{fmt(IDENTITY_COSINE)}"
-    return None
-
-
 def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResult], cfg: EngineConfig,
-           ctx: ms.Context | None = None) -> Decision:
-    """Overall status, change class and reason of one compared capture."""
-    if cur.is_empty:
-        return Decision("empty", "empty", f"no content ({cur.error or 'empty'})", 0.0)
+           seed_url: str = "", profile: str | None = None) -> Decision:
+    """Overall status, change class and reason of one compared capture.
+
+    The checks every profile shares come first (no content, same payload,
+    redirect stubs, HTTP errors, off-topic page kinds); then the profile
+    answers its own question (watcher/profiles.py).
+    """
+    from . import profiles
+
+    prof = profile or cfg.profile
     if extraction_failed(cur):
         return Decision("error", "error", cur.error or "extraction failed", 0.0)
+    if cur.is_empty:
+        return Decision("empty", "empty", f"no content ({cur.error or 'empty'})", 0.0)
     if cur.digest == base.digest:
-        return Decision("on-topic", "unchanged", "same digest as the baseline", 0.0)
-    reasons: list[str] = []
-    off = False
-    score = _drift_score(results)
+        return Decision("on-topic", "unchanged", "same payload as the baseline", 0.0)
     if cur.redirect:
         target = site_of(host_of(cur.redirect))
         home = site_of(base.host or cur.host)
         if target and home and target != home:
-            return Decision("off-topic", "off-topic", f"redirects to another site: {cur.redirect}", 0.9)
+            return Decision("off-topic", "off-topic", f"redirects to another site: {cur.redirect}", 0.9, ("redirect",))
         return Decision("empty", "empty", f"redirect stub to {cur.redirect} (same site): its content is not "
                         "in this capture", 0.0)
+    if cur.http_status is not None and cur.http_status >= 400:
+        return Decision("off-topic", "off-topic", f"HTTP {cur.http_status}: an error page, not the page", 0.9,
+                        ("http_error",))
     if cfg.page_kinds and cur.page_kind and cur.page_kind != base.page_kind:
-        off = True
-        reasons.append(f"page kind {cur.page_kind} ({cur.page_kind_evidence})")
-        score = max(score, 0.95)
-    if cfg.site_identity and cur.kind != "binary":
-        why = identity_lost(base, cur, ctx or ms.Context(), results)
-        if why:
-            off = True
-            reasons.append(why)
-            score = max(score, 0.9)
-    flagged_by_policy, flagged = _policy_flags(results, cfg)
-    if flagged_by_policy:
-        off = True
-        for r in flagged:
-            spec = ms.get(r.name)
-            op = "<" if spec.direction == "below" else ">"
-            reasons.append(f"{r.name} {fmt_vs(r.score or 0.0, r.threshold or 0.0)} {op} {fmt(r.threshold or 0.0)}")
-    if off:
-        return Decision("off-topic", "off-topic", "; ".join(reasons), max(score, 0.5))
-    cont = results.get("containment")
-    cos = results.get("cosine")
-    drifted = (cont is not None and cont.score is not None and cont.score < DRIFT_CONTAINMENT) or (
-        cont is None and cos is not None and cos.score is not None and cos.score < DRIFT_COSINE
-    )
-    doi_r = results.get("doi")
-    if doi_r is not None and doi_r.score is not None and doi_r.score < 1.0:
-        drifted = True
-        reasons.append(f"DOI lost ({fmt(doi_r.score)} kept)")
-    if drifted:
-        if cont is not None and cont.score is not None and cont.score < DRIFT_CONTAINMENT:
-            reasons.insert(0, f"containment {fmt(cont.score)} < {fmt(DRIFT_CONTAINMENT)}")
-        elif cos is not None and cos.score is not None and cos.score < DRIFT_COSINE:
-            reasons.insert(0, f"cosine {fmt(cos.score)} < {fmt(DRIFT_COSINE)}")
-        return Decision("on-topic", "drifted", "; ".join(reasons) + " (on topic)", min(score, 0.49))
-    return Decision("on-topic", "minor", "content changed, measures within thresholds", min(score, 0.49))
+        return Decision("off-topic", "off-topic", f"page kind {cur.page_kind} ({cur.page_kind_evidence})", 0.95,
+                        ("page_kind",))
+    if prof == "doi":
+        return _doi_decider()(base, cur, results, cfg, seed_url)
+    if prof == "text":
+        return profiles.text(base, cur, results, cfg, seed_url)
+    return profiles.collection(base, cur, results, cfg, seed_url)
 
 
-def _drift_score(results: Mapping[str, MeasureResult]) -> float:
-    """A 0..1 "how off topic" score for ranking (ROC AUC), from the lexical
-    measures: 1 - the best of cosine and containment, damped by word loss."""
+def drift_score(results: Mapping[str, MeasureResult], d: Decision) -> float:
+    """A 0..1 "how off topic" score for ranking (ROC AUC): 1 - the best of
+    cosine and containment, damped by word loss; off-topic verdicts rank above
+    every on-topic one."""
     sims = [results[n].score for n in ("cosine", "containment") if n in results and results[n].score is not None]
-    base = 1.0 - max(s for s in sims if s is not None) if sims else 0.5
+    raw = 1.0 - max(s for s in sims if s is not None) if sims else 0.5
     wc = results.get("wordcount")
     if wc is not None and wc.score is not None:
-        base = 0.8 * base + 0.2 * min(1.0, -wc.score)
-    return max(0.0, min(1.0, base))
+        raw = 0.8 * raw + 0.2 * min(1.0, -wc.score)
+    raw = max(0.0, min(1.0, raw))
+    if d.status == "off-topic":
+        return round(0.5 + 0.5 * max(raw, d.drift_score), 4)
+    if d.status in ("on-topic", "baseline"):
+        return round(0.49 * raw, 4)
+    return 0.0
+
+
+DoiDecider = Callable[[Fingerprint, Fingerprint, Mapping[str, MeasureResult], EngineConfig, str], Decision]
+
+
+def _doi_decider() -> DoiDecider:
+    """The ``doi`` profile's decision (watcher.doi.profile), looked up when first needed."""
+    import importlib
+
+    from . import profiles
+
+    try:
+        mod = importlib.import_module("watcher.doi.profile")
+    except ImportError:  # pragma: no cover - the DOI package ships with driftline
+        return profiles.text
+    fn: DoiDecider = mod.decide
+    return fn

@@ -1,118 +1,151 @@
-"""Streaming scoring: one capture at a time against the stored baseline.
+"""Streaming scoring: one capture at a time, the same step as batch.
 
-The batch engine sees a whole history at once; a crawl delivers captures one
-by one.  :class:`Watcher` keeps what the batch path computes in memory (the
-baseline, the history's document frequencies, earlier verdicts) in the
-baseline store, and is idempotent per capture: the verdict id is derived from
-the canonical URL, capture time and digest, so a re-delivered event returns
-the stored verdict and changes nothing.
+The batch engine folds :meth:`Engine.score_next` over a whole history; a crawl
+delivers captures one by one, in any order.  :class:`Watcher` keeps the fold's
+state (:class:`watcher.step.HistoryState`) in the store and is idempotent per
+capture: the verdict id is derived from the canonical URL, capture time and
+digest, so a re-delivered event returns the stored verdict and changes nothing.
+
+Late captures.  A capture is scored against the baseline in force at its
+capture time, never a later one.  When a late capture changes the baseline of
+captures already scored (it is earlier than the baseline and fit to be one, or
+it is the configured pinned capture), those captures are re-scored from the
+fingerprints the store keeps for ``store.rescore_window_s`` and their changed
+verdicts are stored and returned as new versions (same id, version + 1), so
+the stream ends where a batch run over the same captures ends.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-import math
 import threading
 
 from .canonical import url_key
-from .engine import Engine, has_content, idf_table, is_valid_baseline
+from .engine import Engine
 from .errors import ExtractError
+from .fingerprint import failure_reason
 from .model import Capture, Fingerprint, Verdict, utc, verdict_id
-from .store.base import BaselineStore, StoredBaseline
-from .verdict import Decision, extraction_failed
+from .step import HistoryState, same_verdict
+from .store.base import BaselineStore
+from .verdict import extraction_failed
 
 log = logging.getLogger(__name__)
 
 
-class Watcher:
-    """Scores captures of many URLs against their stored baselines."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class Outcome:
+    """What processing one capture produced."""
 
-    def __init__(self, engine: Engine, store: BaselineStore) -> None:
+    verdict: Verdict
+    stored_now: bool  # False: a re-delivered capture (its stored verdict is returned)
+    corrections: tuple[Verdict, ...] = ()  # new versions of later captures' verdicts
+
+
+class Watcher:
+    """Scores captures of many URLs against their stored state."""
+
+    def __init__(self, engine: Engine, store: BaselineStore, profile: str | None = None) -> None:
         self.engine = engine
         self.store = store
-        # Captures of one history must be scored in order; the consumer
+        self.profile = profile
+        # Captures of one history must be scored one at a time; the consumer
         # guarantees that per partition, this lock guards the rest.
         self._lock = threading.Lock()
+        self.uncorrectable = 0  # late captures whose later captures had left the re-scoring window
 
     def history_key(self, url: str) -> str:
         return url_key(url, self.engine.config.canonical)
 
     def baseline_digest(self, history: str) -> str | None:
-        base = self.store.get_baseline(history)
-        return base.fingerprint.digest if base else None
+        """Digest of the newest baseline (a capture with that payload needs no fetch)."""
+        state = self.store.get_state(history)
+        ref = state.pinned or state.baseline
+        return ref.fingerprint.digest if ref else None
 
-    def process(self, capture: Capture) -> Verdict:
-        """Score ``capture``; see :meth:`process_new`."""
-        return self.process_new(capture)[0]
+    def process(self, capture: Capture, profile: str | None = None) -> Verdict:
+        """Score ``capture``; see :meth:`handle`."""
+        return self.handle(capture, profile).verdict
 
-    def process_new(self, capture: Capture) -> tuple[Verdict, bool]:
-        """Score and store ``capture``; return ``(verdict, stored_now)``.
+    def process_new(self, capture: Capture, profile: str | None = None) -> tuple[Verdict, bool]:
+        out = self.handle(capture, profile)
+        return out.verdict, out.stored_now
 
-        ``stored_now`` is False when this capture's verdict was already in the
-        store (a redelivered event): callers use it to avoid re-sending alerts.
-        """
+    def handle(self, capture: Capture, profile: str | None = None, alert_on: frozenset[str] = frozenset()) -> Outcome:
+        """Score and store ``capture`` (and any corrections it causes).
+
+        ``alert_on``: the change classes that are alerts here; an alert owed
+        for the verdict (or for a correction that newly reaches such a class) is
+        recorded with it in one transaction (see ``BaselineStore.alert_pending``)."""
         history = capture.history or self.history_key(capture.url)
-        digest = capture.effective_digest
-        vid = verdict_id(history, capture.timestamp, digest)
+        vid = verdict_id(history, capture.timestamp, capture.effective_digest)
         existing = self.store.get_verdict(vid)
         if existing is not None:
-            return existing, False
+            return Outcome(existing, False)
+        prof = profile or self.profile
         with self._lock:
-            verdict, terms, new_base = self._score(history, capture)
-            # Verdict, document frequencies and a new baseline go in one
-            # transaction: a crash cannot leave a baseline without its verdict.
-            new = self.store.put_verdict(verdict, terms, baseline=new_base)
+            state = self.store.get_state(history)
+            fp = self._fingerprint(state, capture)
+            seed = self._seed_url(history, capture)
+            verdict, new_state = self.engine.score_next(history, state, capture, fp, seed, prof)
+            corrections: tuple[Verdict, ...] = ()
+            was: dict[str, str] = {}
+            if _moved_back(state, new_state):
+                corrections, new_state, was = self._rescore_after(history, capture, new_state, seed, prof)
+            alerts = [verdict.verdict_id] if verdict.change in alert_on else []
+            alerts += [v.verdict_id for v in corrections if v.change in alert_on and was.get(v.verdict_id) != v.change]
+            new = self.store.put_verdict(verdict, new_state, fp, corrections, alerts=alerts)
         if not new:
             stored = self.store.get_verdict(vid)
-            return (stored or verdict), False
-        return verdict, True
+            return Outcome(stored or verdict, False)
+        return Outcome(verdict, True, corrections)
 
-    def _score(self, history: str, cap: Capture) -> tuple[Verdict, list[str], StoredBaseline | None]:
-        eng = self.engine
-        base = self.store.get_baseline(history)
-        if base is not None and cap.content is None and cap.digest and cap.digest == base.fingerprint.digest:
-            # Same payload as the baseline: unchanged, no fetch, no parse.
-            fp = base.fingerprint
-            d = Decision("on-topic", "unchanged", "same digest as the baseline", 0.0)
-            base_cap = Capture(url=cap.url, timestamp=base.capture_time, uri_m=base.uri_m)
-            return eng.make_verdict(history, cap, fp, base_cap, {}, d), [], None
-        fp = eng.fingerprint(cap)
+    def _fingerprint(self, state: HistoryState, cap: Capture) -> Fingerprint:
+        ref = state.pinned or state.baseline
+        if ref is not None and cap.content is None and cap.digest and cap.digest == ref.fingerprint.digest:
+            # Same payload as the baseline: no fetch, no parse.
+            return dataclasses.replace(ref.fingerprint, http_status=cap.status or ref.fingerprint.http_status)
+        fp = self.engine.fingerprint(cap)
         if extraction_failed(fp):
             # A bad event for the streaming policy: dead-lettered with the reason.
-            raise ExtractError(f"{cap.url}: {fp.error}", reason="extract")
-        terms = list(fp.term_freqs)
-        if base is None:
-            verdict, new_base = self._first(history, cap, fp)
-            return verdict, terms, new_base
-        n_docs, df = self.store.document_frequencies(history, terms)
-        # The IDF includes the capture being scored, as in the batch path.
-        n = n_docs + 1
-        idf = idf_table(n, {t: df.get(t, 0) + 1 for t in terms} | {
-            t: df.get(t, 0) for t in base.fingerprint.term_freqs if t not in fp.term_freqs})
-        results, d = eng.compare(base.fingerprint, fp, idf, math.log(1 + n) + 1.0)
-        base_cap = Capture(url=cap.url, timestamp=base.capture_time, uri_m=base.uri_m)
-        verdict = eng.make_verdict(history, cap, fp, base_cap, results, d)
-        pol = eng.config.baseline.policy
-        roll = pol == "rolling" and d.status == "on-topic" and is_valid_baseline(fp)
-        if roll and utc(cap.timestamp) > base.capture_time:
-            return verdict, terms, StoredBaseline(history, utc(cap.timestamp), cap.uri_m, fp)
-        return verdict, terms, None
+            raise ExtractError(f"{cap.url}: {fp.error}", reason=failure_reason(fp.error))
+        return fp
 
-    def _first(self, history: str, cap: Capture, fp: Fingerprint) -> tuple[Verdict, StoredBaseline | None]:
-        """No baseline yet: this capture becomes it, if it can serve as one."""
-        eng = self.engine
-        pol = eng.config.baseline.policy
-        strict = pol in ("first-valid", "pinned")
-        usable = is_valid_baseline(fp) if strict else has_content(fp)
-        if usable:
-            d = Decision("on-topic", "baseline", "first capture: now the baseline", 0.0)
-            base = StoredBaseline(history, utc(cap.timestamp), cap.uri_m, fp)
-            return eng.make_verdict(history, cap, fp, cap, {}, d), base
-        if fp.is_empty:
-            d = Decision("empty", "empty", f"no content ({fp.error or 'empty'}); no baseline yet", 0.0)
-        elif fp.page_kind:
-            d = Decision("off-topic", "off-topic", f"page kind {fp.page_kind} ({fp.page_kind_evidence}); "
-                         "no baseline yet", 0.95)
-        else:
-            d = Decision("empty", "empty", "not usable as a baseline; waiting for one", 0.0)
-        return eng.make_verdict(history, cap, fp, None, {}, d), None
+    def _seed_url(self, history: str, cap: Capture) -> str:
+        """The URL the history stands for: the seed when the crawler names it and it is this URL, else
+        the URL itself (captures of one history share it up to canonicalisation)."""
+        if cap.seed and self.history_key(cap.seed) == history:
+            return cap.seed
+        return cap.url
+
+    def _rescore_after(self, history: str, cap: Capture, state: HistoryState, seed: str,
+                       profile: str | None) -> tuple[tuple[Verdict, ...], HistoryState, dict[str, str]]:
+        """Re-score the kept captures later than ``cap`` against the state it produced; return the
+        changed verdicts (new versions), the state after them, and the change each had before."""
+        t = utc(cap.timestamp)
+        later = [(v, fp) for v, fp in self.store.logged(history) if v.capture_time > t]
+        was: dict[str, str] = {v.verdict_id: str(v.change) for v, _ in later}
+        out: list[Verdict] = []
+        for old, fp in later:
+            again = Capture(url=old.url, timestamp=old.capture_time, uri_m=old.uri_m, digest=old.digest,
+                            status=fp.http_status, seed=old.seed, job=old.job, label=old.label, history=history)
+            v, state = self.engine.score_next(history, state, again, fp, seed, profile)
+            if not same_verdict(v, old):
+                out.append(dataclasses.replace(v, version=old.version + 1))
+        kept = {v.verdict_id for v, _ in later}
+        missing = [v for v in self.store.recent_verdicts(history, 1_000_000)
+                   if v.capture_time > t and v.verdict_id not in kept]
+        if missing:
+            self.uncorrectable += len(missing)
+            log.warning("%s: late capture %s changed the baseline; %d later verdicts are outside the re-scoring "
+                        "window and keep their old baseline", history, t.isoformat(), len(missing))
+        return tuple(out), state, was
+
+
+def _moved_back(before: HistoryState, after: HistoryState) -> bool:
+    """The step replaced a reference by an earlier capture, or set the pinned one:
+    captures after it were scored against something else."""
+    if after.pinned is not None and after.pinned is not before.pinned:
+        return True
+    b, a = before.baseline, after.baseline
+    return a is not None and b is not None and a is not b and a.capture_time < b.capture_time

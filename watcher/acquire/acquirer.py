@@ -5,7 +5,9 @@ Sources, tried in order: the event's inline content, then
 ``acquire.warc_dirs`` or over HTTP from ``acquire.warc_http_base``; the raw
 replay of the capture; a live fetch of the URL).  The first source that
 yields a payload wins; failures fall through to the next source and the last
-failure is raised when none succeeds.
+failure is raised when none succeeds.  An event naming a WARC record never
+falls through to a live fetch (see :meth:`Acquirer._sources`) and fails with
+the WARC's reason.
 
 Trust: the hosts of ``warc_http_base`` and ``replay_base`` are operator
 configuration and admitted whatever address they have (a pywb on localhost is
@@ -73,12 +75,14 @@ class Acquirer:
         self.policy = AddressPolicy(self.acfg.allow_addresses)
         live = self.acfg.live
         # Event URLs: guarded, polite (per-host delay).
-        self.live_fetcher = HttpFetcher(live, self.policy)
+        ratio = cfg.engine.extract.max_decompress_ratio
+        self.live_fetcher = HttpFetcher(live, self.policy, max_decompress_ratio=ratio)
         # Configured archive endpoints (replay, WARC server): trusted hosts, no delay.
         self._replay_host = _host(self.acfg.replay_base) if self.acfg.replay_base else None
         trusted = [h for h in (self._replay_host, _host(self.acfg.warc_http_base or "")) if h]
         self.archive_policy = AddressPolicy(self.acfg.allow_addresses, trusted_hosts=trusted)
-        self.archive_fetcher = HttpFetcher(live, self.archive_policy, per_host_delay_s=0.0)
+        self.archive_fetcher = HttpFetcher(live, self.archive_policy, per_host_delay_s=0.0,
+                                           max_decompress_ratio=ratio)
         self.warc_indexes = WarcIndexCache(cfg, cfg.render.archive_index_files)
 
     async def __aenter__(self) -> Acquirer:
@@ -104,7 +108,10 @@ class Acquirer:
             return event.to_capture(event.content, source="inline")
         errors: list[AcquireError] = []
         tried = False
-        for source in self.acfg.order:
+        sources, revisit_replay = self._sources(event)
+        for source in sources:
+            if source == "replay" and revisit_replay and not any(e.reason == "warc_revisit" for e in errors):
+                continue
             attempt = self._attempt(source, event)
             if attempt is None:
                 continue
@@ -119,9 +126,32 @@ class Acquirer:
                 f"no source for {event.url[:200]}: no inline content, WARC, replay or live fetch configured",
                 reason="no_source",
             )
-        last = errors[-1]
+        # A capture that names a WARC record fails with the WARC's reason
+        # (too_large, truncated, warc_missing...), whatever else was tried.
+        last = errors[0] if _names_warc(event) else errors[-1]
         summary = "; ".join(f"{e.reason}: {e}" for e in errors)
         raise type(last)(f"could not acquire {event.url[:200]}: {summary}", reason=last.reason) from last
+
+    def _sources(self, event: CaptureEvent) -> tuple[list[str], bool]:
+        """``acquire.order`` as it applies to ``event``, and whether its replay
+        step is only for a WARC revisit record.
+
+        A capture that names a WARC record is an archived capture: it is
+        judged from that record, never from today's live page (which would be
+        stored under the archived capture's time).  When WARC files are
+        reachable (``warc_dirs`` or ``warc_http_base``), a replay is tried for
+        an event that names its own replay URI, or when the record is a
+        revisit (no payload of its own: the archive's replay of that capture
+        resolves it); without WARC access, the configured replay of the same
+        capture is the only archived copy.  Live fetching is for events
+        without a WARC reference and for watch events (the DOI scheduler's).
+        """
+        order: list[str] = list(self.acfg.order)
+        if not _names_warc(event) or event.watch is not None:
+            return order, False
+        order = [s for s in order if s != "live"]
+        warc_access = bool(self.acfg.warc_dirs or self.acfg.warc_http_base)
+        return order, warc_access and not event.replay_uri
 
     def _attempt(self, source: str, event: CaptureEvent) -> Coroutine[Any, Any, Capture] | None:
         """The coroutine fetching ``event`` from ``source``, or None if the source does not apply."""
@@ -318,6 +348,10 @@ class Acquirer:
             redirects=result.redirects,
             uri_m=uri_m,
         )
+
+
+def _names_warc(event: CaptureEvent) -> bool:
+    return event.warc_filename is not None and event.warc_offset is not None
 
 
 def replay_base_of(uri: str) -> str | None:

@@ -9,7 +9,9 @@ as they exceed the size cap, so a hostile "infinite" response costs at most
 ``max_bytes``.  Decompression is ours, not aiohttp's: the *decompressed*
 bytes are counted against ``max_bytes`` while they are produced (a 292 kB
 gzip bomb must not become 300 MB), and a body whose decompressed size
-exceeds ``max_decompression_ratio`` times its compressed size is refused.
+exceeds ``max_decompress_ratio`` times its compressed size is refused as a
+``bomb`` (the same cap as ``engine.extract.max_decompress_ratio``, which the
+callers pass).
 Politeness: a semaphore and a minimum delay between request starts per host.
 """
 
@@ -27,7 +29,7 @@ from urllib.parse import urljoin, urlsplit
 import aiohttp
 from aiohttp.abc import AbstractResolver
 
-from ..config import LiveFetchConfig
+from ..config import ExtractConfig, LiveFetchConfig
 from ..errors import AcquireError, BlockedAddressError, TooLargeError
 from .netguard import AddressPolicy, GuardedResolver, RefusedConnectionError, guarded_socket_factory
 
@@ -41,6 +43,7 @@ ACCEPT_ENCODING = "gzip, deflate"
 # very well too, bombs are big.
 _RATIO_FLOOR_BYTES = 1_000_000
 _DECODE_STEP = 1 << 20
+DEFAULT_DECOMPRESS_RATIO: float = ExtractConfig().max_decompress_ratio
 # Called with each new chunk; returns the number of bytes wanted once known
 # (reading stops there), None while unknown.
 ExtentFn = Callable[[bytes], int | None]
@@ -121,8 +124,10 @@ class HttpFetcher:
         *,
         per_host_delay_s: float | None = None,
         resolver: AbstractResolver | None = None,
+        max_decompress_ratio: float = DEFAULT_DECOMPRESS_RATIO,
     ) -> None:
         self.cfg = cfg
+        self.max_decompress_ratio = max_decompress_ratio
         self.policy = policy
         self._inner_resolver = resolver  # the DNS resolver wrapped by the guard (default: threaded getaddrinfo)
         delay = cfg.per_host_delay_s if per_host_delay_s is None else per_host_delay_s
@@ -249,7 +254,7 @@ class HttpFetcher:
                         return resp.status, resp_headers, b""
                     # extent only understands the requested resource, not an error page
                     body = await _read_capped(resp, limit, extent if 200 <= resp.status < 300 else None, url,
-                                              self.cfg.max_decompression_ratio)
+                                              self.max_decompress_ratio)
                     return resp.status, resp_headers, body
         except TimeoutError:
             raise AcquireError(f"timed out after {budget:.1f}s fetching {url[:200]}", reason="timeout") from None
@@ -359,5 +364,5 @@ async def _read_capped(
                                        if decoder.coding not in ("", "identity") else ""))
             if max_ratio > 0 and len(buf) > _RATIO_FLOOR_BYTES and len(buf) > max_ratio * wire:
                 raise TooLargeError(f"{url[:200]}: {decoder.coding} body expands more than {max_ratio:g}x "
-                                    f"({wire} bytes became over {len(buf)})")
+                                    f"({wire} bytes became over {len(buf)}): a decompression bomb", reason="bomb")
     return bytes(buf)

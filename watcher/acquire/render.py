@@ -58,7 +58,7 @@ from ..errors import AcquireError, BlockedAddressError, RenderError
 from ..events.model import CaptureEvent
 from ..model import Capture
 from .archived import ArchiveResolver
-from .http import FetchResult, HttpFetcher
+from .http import DEFAULT_DECOMPRESS_RATIO, FetchResult, HttpFetcher
 from .netguard import AddressPolicy
 from .sandbox import LaunchPlan, plan_launch, unsandboxed
 
@@ -188,11 +188,13 @@ class RenderPool:
         allow: AddressPolicy | Iterable[str] = (),
         *,
         fetch: LiveFetchConfig | None = None,
+        max_decompress_ratio: float = DEFAULT_DECOMPRESS_RATIO,
     ) -> None:
         self.cfg = cfg
         self.policy = allow if isinstance(allow, AddressPolicy) else AddressPolicy(allow)
         self.fetch_cfg = fetch or LiveFetchConfig()
-        self.fetcher = HttpFetcher(self.fetch_cfg, self.policy, per_host_delay_s=0.0)
+        self.fetcher = HttpFetcher(self.fetch_cfg, self.policy, per_host_delay_s=0.0,
+                                   max_decompress_ratio=max_decompress_ratio)
         self.restarts = 0
         self.blocked_requests = 0
         self._pw: Playwright | None = None

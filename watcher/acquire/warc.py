@@ -20,6 +20,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
 from ..errors import AcquireError, TooLargeError
+from ..sources.warc import bytes_missing
 
 _HEADER_LIMIT = 256 * 1024
 _CONTENT_LENGTH = re.compile(rb"^content-length:\s*(\d+)\s*$", re.IGNORECASE | re.MULTILINE)
@@ -128,13 +129,20 @@ def read_record_bytes(path: Path, offset: int, length: int | None, max_bytes: in
             if length is not None:
                 if length > max_bytes:
                     raise TooLargeError(f"WARC record of {length} bytes exceeds the {max_bytes}-byte cap")
-                return fh.read(length)
+                data = fh.read(length)
+                if len(data) < length:
+                    raise AcquireError(f"WARC record at {offset} is cut: {len(data)} of {length} bytes in "
+                                       f"{path.name}", reason="truncated")
+                return data
             tracker = RecordExtent()
             buf = bytearray()
             while True:
                 chunk = fh.read(64 * 1024)
                 if not chunk:
-                    return bytes(buf)  # record runs to EOF
+                    # The file ends before the record does (a cut gzip member,
+                    # or fewer bytes than the Content-Length).
+                    raise AcquireError(f"WARC record at {offset} is cut: {path.name} ends after {len(buf)} bytes",
+                                       reason="truncated")
                 buf += chunk
                 wanted = tracker.feed(chunk)
                 if wanted is not None and len(buf) >= wanted:
@@ -175,10 +183,13 @@ def parse_record(data: bytes, max_bytes: int) -> WarcPayload:
         else:
             content_type = record.rec_headers.get_header("Content-Type")
         payload = record.content_stream().read(max_bytes + 1)
+        missing = bytes_missing(record.raw_stream) if len(payload) <= max_bytes else 0
     except ArchiveLoadFailed as exc:
         raise AcquireError(f"unreadable WARC record: {exc}", reason="warc_unreadable") from None
     except (OSError, EOFError, ValueError, zlib.error) as exc:
         raise AcquireError(f"corrupt WARC record: {exc!r}", reason="warc_unreadable") from None
     if len(payload) > max_bytes:
         raise TooLargeError(f"WARC payload exceeds the {max_bytes}-byte cap")
+    if missing > 0:
+        raise AcquireError(f"WARC record is cut: {missing} bytes of its block missing", reason="truncated")
     return WarcPayload(rtype, target, status, content_type, headers, payload, digest)

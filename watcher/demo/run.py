@@ -68,7 +68,6 @@ def demo_config(cfg: Config, workdir: Path) -> Config:
         "embedded_port": _free_port(),
         "group_id": f"driftline-demo-{uuid.uuid4().hex[:8]}",
         "input_topics": {DEMO_TOPIC: "heritrix-kafka"},
-        "alert_ledger_path": None,
         # One process, one member per group: short timeouts make the first group
         # join take about a second instead of a production-sized wait.
         "session_timeout_ms": 6000,
@@ -316,7 +315,7 @@ def run_demo(cfg: Config, *, once: bool, workdir: Path | None = None) -> int:
     """``driftline demo``: 0 when every seed behaved as designed, 1 otherwise, 2 on a setup error.
 
     ``workdir`` (default: a new temporary directory, kept and printed) holds
-    the WARC, the SQLite store and the alert ledger.
+    the WARC and the SQLite store (alerts owed and sent included).
     """
 
     async def _main() -> DemoResult:

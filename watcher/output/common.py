@@ -77,23 +77,17 @@ def measure_block(m: MeasureResult, cfg: Config) -> dict[str, Any]:
 
 
 def driftline_block(v: Verdict) -> dict[str, Any]:
-    block: dict[str, Any] = {
-        "change": v.change,
-        "reason": v.reason,
-        "page kind": v.page_kind,
-        "baseline": baseline_of(v),
-        "baseline time": iso(v.baseline_time),
-        "capture time": iso(v.capture_time),
-        "url": v.url,
-        "digest": v.digest,
-        "language": v.language,
-        "title": v.title,
-        "drift score": v.drift_score,
-        "verdict id": v.verdict_id,
-        "word count": v.word_count,
-    }
-    if v.label is not None:
-        block["label"] = v.label
+    """driftline's part of an OTMT capture entry: the verdict as
+    :func:`watcher.store.codec.verdict_to_dict` gives it everywhere (store,
+    Kafka messages, JSONL), less the measures (already in the OTMT blocks),
+    plus ``baseline`` (the baseline's URI-M or synthetic id)."""
+    from ..store.codec import verdict_to_dict
+
+    block = verdict_to_dict(v)
+    del block["measures"]
+    block["baseline"] = baseline_of(v)
+    if v.label is None:
+        del block["label"]
     return block
 
 

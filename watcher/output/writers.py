@@ -169,6 +169,12 @@ def _open_target(path: str | None) -> Iterator[TextIO]:
         sys.stdout.flush()
         return
     target = Path(path)
+    if target.exists() and not target.is_file():
+        # A device or FIFO (-o /dev/null, -o /dev/stdout): write to it.  Replacing it atomically, as a
+        # regular file is, would swap the machine's /dev/null for a root-only file.
+        with open(target, "w", encoding="utf-8", newline="") as fh:
+            yield fh
+        return
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:

@@ -42,6 +42,10 @@ class HistoryIterator:
         self._cfg = cfg
         self.uri_t: dict[str, str] = {}
         self.kinds: dict[str, InputKind] = {}
+        # Inputs or parts of inputs that could not be read (a TimeMap page, an
+        # archive's damaged tail); captures that could not be read are errors
+        # of their own, counted from the verdicts.
+        self.unreadable: list[str] = []
         for source in inputs:
             kind = detect_input(source)
             if kind == "unknown":
@@ -57,7 +61,7 @@ class HistoryIterator:
         self._gold: dict[str, list[GoldRow]] = {}
         for source, kind in self.kinds.items():
             if kind == "timemap":
-                self._timemaps[source] = load_timemap(source, cfg)
+                self._timemaps[source] = load_timemap(source, cfg, self.unreadable)
             elif kind == "gold":
                 self._gold[source] = read_labels(Path(source))
         self._gen = self._run(list(inputs))
@@ -98,7 +102,7 @@ class HistoryIterator:
             kind = self.kinds[source]
             before = len(entries)
             if kind in ("warc", "arc"):
-                entries.extend(index_archive(source, cfg, source=kind))
+                entries.extend(index_archive(source, cfg, source=kind, problems=self.unreadable))
             else:
                 entries.extend(index_cdx(source, cfg, kind))
             log.info("%s: %d records indexed (%s)", source, len(entries) - before, kind)

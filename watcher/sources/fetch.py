@@ -111,7 +111,8 @@ def batch_fetcher(cfg: Config) -> HttpFetcher:
         "max_bytes": cfg.engine.extract.max_bytes,
         "max_redirects": cfg.scan.follow_redirects,
     })
-    return HttpFetcher(live, AddressPolicy(cfg.acquire.allow_addresses), per_host_delay_s=0.0)
+    return HttpFetcher(live, AddressPolicy(cfg.acquire.allow_addresses), per_host_delay_s=0.0,
+                       max_decompress_ratio=cfg.engine.extract.max_decompress_ratio)
 
 
 def run_batch(cfg: Config, work: Callable[[HttpFetcher], Awaitable[_T]]) -> _T:

@@ -116,7 +116,8 @@ def _int(value: Any) -> int | None:
 
 
 def index_archive(
-    path: str, cfg: Config, source: str = "warc", *, start: int = 0, growing: bool = False
+    path: str, cfg: Config, source: str = "warc", *, start: int = 0, growing: bool = False,
+    problems: list[str] | None = None,
 ) -> Iterator[IndexEntry]:
     """Index every response/resource/revisit record of one WARC or ARC file,
     from offset ``start`` (a record boundary).
@@ -126,6 +127,8 @@ def index_archive(
     ``truncated``.  Any failure of the archive reader ends this file with a
     warning and keeps the records indexed before it.  ``growing``: the file is
     still being written, so a torn tail is expected and logged at debug level.
+    ``problems`` (batch scans) collects a line per part of the file that
+    could not be read.
     """
     last_offset = start
     end = start
@@ -187,12 +190,14 @@ def index_archive(
     except Exception as exc:  # corrupt third-party input must not stop a batch
         problem("%s: archive unreadable after offset %d (%d records indexed): %s: %s",
                 path, last_offset, count, type(exc).__name__, exc)
+        if problems is not None and not growing:
+            problems.append(f"{path}: unreadable after offset {last_offset}")
         return
     if not growing:
-        _check_tail(path, end, count)
+        _check_tail(path, end, count, problems)
 
 
-def _check_tail(path: str, end: int, count: int) -> None:
+def _check_tail(path: str, end: int, count: int, problems: list[str] | None = None) -> None:
     """Warn when bytes after the last complete record were not read: the
     reader stops quietly inside a truncated gzip member."""
     try:
@@ -204,6 +209,8 @@ def _check_tail(path: str, end: int, count: int) -> None:
     if tail.strip(b"\r\n \t\x00"):
         log.warning("%s: %d+ bytes after offset %d unreadable (truncated or corrupt record); "
                     "%d records indexed before it", path, len(tail), end, count)
+        if problems is not None:
+            problems.append(f"{path}: unreadable after offset {end}")
 
 
 def _cdx_fields(header: str) -> list[str]:

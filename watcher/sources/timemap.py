@@ -185,10 +185,11 @@ def _get_timemap_text(url: str, cfg: Config) -> str:
     return res.body.decode("utf-8", errors="replace")
 
 
-def load_timemap(source: str, cfg: Config) -> TimeMap:
+def load_timemap(source: str, cfg: Config, problems: list[str] | None = None) -> TimeMap:
     """Read a TimeMap from a file or an http(s) URL, following its further
     pages when read from a URL; raises InputError when it cannot be obtained
-    or names no memento."""
+    or names no memento.  ``problems`` collects a line per further page that
+    could not be read."""
     if is_url(source):
         text = _get_timemap_text(source, cfg)
     else:
@@ -200,7 +201,7 @@ def load_timemap(source: str, cfg: Config) -> TimeMap:
     tm = parse_timemap(text, source)
     if is_url(source):
         # The document's own "self" link may name another host (a mirror); keep where we read it.
-        tm = _follow_pages(dataclasses.replace(tm, uri_t=source), cfg)
+        tm = _follow_pages(dataclasses.replace(tm, uri_t=source), cfg, problems)
     elif tm.pages:
         log.warning("%s: names %d further TimeMap page(s), not followed for a file; pass the TimeMap's URL "
                     "to read them all", source, len(tm.pages))
@@ -209,7 +210,7 @@ def load_timemap(source: str, cfg: Config) -> TimeMap:
     return tm
 
 
-def _follow_pages(first: TimeMap, cfg: Config) -> TimeMap:
+def _follow_pages(first: TimeMap, cfg: Config, problems: list[str] | None = None) -> TimeMap:
     """Merge the mementos of every TimeMap reachable from ``first`` by page
     links (breadth first, each document once, ``timemap_max_pages`` in all).
 
@@ -238,6 +239,8 @@ def _follow_pages(first: TimeMap, cfg: Config) -> TimeMap:
             page = parse_timemap(_get_timemap_text(url, cfg), url)
         except InputError as exc:
             log.warning("%s: TimeMap page skipped: %s", first.uri_t, exc)
+            if problems is not None:
+                problems.append(f"{url}: TimeMap page not read ({exc.reason})")
             continue
         if original and page.original and url_key(page.original) != url_key(original):
             log.warning("%s: TimeMap page %s is about %s, not %s; skipped", first.uri_t, url, page.original,

@@ -96,10 +96,32 @@ def _read_record(rec: Any, max_bytes: int) -> Loaded:
     except Exception as exc:  # bad chunking / content-encoding: keep the raw bytes
         log.debug("content decoding failed (%s); using raw payload", exc)
         content = rec.raw_stream.read(max_bytes)
+    missing = bytes_missing(rec.raw_stream) if len(content) < max_bytes else 0
+    if missing > 0:
+        # The record ends before its Content-Length (a cut file or gzip
+        # member): half a page reads like an off-topic page, so no verdict.
+        log.warning("record of %s is truncated: %d bytes missing",
+                    rec.rec_headers.get_header("WARC-Target-URI"), missing)
+        return Loaded(None, status, headers, content_type, error="truncated")
     if len(content) >= max_bytes:
         log.warning("payload of %s cut at %d bytes (extract.max_bytes)",
                     rec.rec_headers.get_header("WARC-Target-URI"), max_bytes)
     return Loaded(content=content, status=status, headers=headers, content_type=content_type)
+
+
+def bytes_missing(raw_stream: Any) -> int:
+    """Bytes of the record block that the file does not hold (0: complete).
+
+    The payload reader may stop before the block ends (a chunked body's
+    trailer, bytes after a gzip stream), so the rest is read and dropped;
+    what the block's length still promises after that is missing.
+    """
+    try:
+        while raw_stream.read(1 << 16):
+            pass
+    except (OSError, EOFError, ValueError):
+        pass
+    return int(getattr(raw_stream, "limit", 0) or 0)
 
 
 class RecordLoader:
@@ -181,7 +203,7 @@ def build_capture(entry: IndexEntry, loaded: Loaded, *, is_revisit: bool, digest
         digest=digest,
         source=entry.source,
         is_revisit=is_revisit,
-        error=loaded.error or ("truncated" if entry.truncated and loaded.content is None else None),
+        error=loaded.error or ("truncated" if entry.truncated else None),
     )
 
 
@@ -205,6 +227,9 @@ def iter_archive_histories(entries: list[IndexEntry], cfg: Config) -> Iterator[t
 
 def _capture_for(e: IndexEntry, loader: RecordLoader, resolver: RevisitResolver) -> Capture:
     if e.kind != "revisit":
+        if e.truncated:  # found cut while indexing: not read again
+            return build_capture(e, Loaded(None, e.status, {}, e.mime, error="truncated"), is_revisit=False,
+                                 digest=e.digest)
         loaded = loader.load(e)
         digest = payload_digest(loaded.content) if loaded.content is not None else e.digest
         return build_capture(e, loaded, is_revisit=False, digest=digest)

@@ -48,17 +48,13 @@ def open_store(cfg: StoreConfig) -> BaselineStore:
     if cfg.backend == "sqlite":
         return SQLiteStore(
             cfg.path,
-            keep_text=cfg.keep_text,
-            keep_shingles=cfg.keep_shingles,
             history_limit=cfg.history_limit,
-            max_terms=cfg.max_terms,
+            rescore_window_s=cfg.rescore_window_s,
         )
     if cfg.backend == "memory":
         return MemoryStore(
-            keep_text=cfg.keep_text,
-            keep_shingles=cfg.keep_shingles,
             history_limit=cfg.history_limit,
-            max_terms=cfg.max_terms,
+            rescore_window_s=cfg.rescore_window_s,
         )
     if cfg.backend == "postgres":
         if not cfg.dsn:
@@ -74,9 +70,7 @@ def open_store(cfg: StoreConfig) -> BaselineStore:
             ) from exc
         return PostgresStore(
             cfg.dsn.get_secret_value(),
-            keep_text=cfg.keep_text,
-            keep_shingles=cfg.keep_shingles,
             history_limit=cfg.history_limit,
-            max_terms=cfg.max_terms,
+            rescore_window_s=cfg.rescore_window_s,
         )
     raise ConfigError(f"unknown store backend {cfg.backend!r}", reason="store_backend")

@@ -1,20 +1,21 @@
 """The baseline store interface; backends are chosen by ``store.backend``.
 
-Keeps, per history (canonical URL key): the baseline fingerprint (sketch form
-by default; full text and shingles only when configured), document
-frequencies for that history's TF-IDF, and the verdict history.  Writes are
+Keeps, per history (canonical URL key): the scoring state (the baseline
+fingerprint in compact form, and a pinned one), the verdict history, and for
+the re-scoring window each capture's compact fingerprint.  Writes are
 idempotent per capture (keyed by the deterministic verdict id), so processing
 a capture twice changes nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from ..model import Fingerprint, Verdict
+from ..step import HistoryState
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,32 +27,48 @@ class StoredBaseline:
 
 
 class BaselineStore(Protocol):
-    """What the engine needs from a store.  All methods are synchronous and
-    thread-safe; async callers run them in a thread (SQLite is fast enough
-    that this is rarely needed)."""
+    """What the engine needs from a store: all per-history state.  All methods
+    are synchronous and thread-safe; async callers run them in a thread."""
 
-    def get_baseline(self, history: str) -> StoredBaseline | None: ...
+    def get_state(self, history: str) -> HistoryState:
+        """The history's scoring state (an empty state for a new history)."""
+
+    def set_state(self, history: str, state: HistoryState) -> None: ...
+
+    def get_baseline(self, history: str) -> StoredBaseline | None:
+        """The state's ``baseline`` reference, in the older shape."""
 
     def set_baseline(self, baseline: StoredBaseline) -> None:
-        """Create or replace the baseline of ``baseline.history``."""
+        """Set the state's ``baseline`` reference (a pinned one is kept)."""
 
     def has_verdict(self, verdict_id: str) -> bool: ...
 
     def get_verdict(self, verdict_id: str) -> Verdict | None: ...
 
-    def put_verdict(self, verdict: Verdict, terms: Sequence[str] = (), baseline: StoredBaseline | None = None) -> bool:
+    def put_verdict(self, verdict: Verdict, state: HistoryState | None = None, fingerprint: Fingerprint | None = None,
+                    corrections: Sequence[Verdict] = (), *, baseline: StoredBaseline | None = None,
+                    alerts: Sequence[str] = ()) -> bool:
         """Store ``verdict``; return False (and change nothing) if its id is
         already stored, or was stored once and pruned by ``history_limit``.
-        ``terms`` are the distinct terms of the capture, added to the
-        history's document frequencies in the same transaction.  ``baseline``,
-        when given, is set in that same transaction too (only if the verdict is
-        new), so a crash cannot leave a new baseline without its verdict."""
+        ``fingerprint`` (the capture's) is kept for the re-scoring window;
+        ``corrections`` replace stored verdicts by new versions; ``state`` (or
+        the older ``baseline``) becomes the history's state -- all in one
+        transaction, and only if the verdict is new, so a crash cannot leave a
+        new baseline without its verdict.  ``alerts`` (verdict ids) are
+        recorded as owed in the same transaction: an alert is owed exactly when
+        its verdict exists, so a crash before the send re-sends it."""
+
+    def alert_pending(self, verdict_id: str) -> bool:
+        """An alert is owed for this verdict and not yet acknowledged by the broker."""
+
+    def mark_alert_sent(self, verdict_id: str) -> None:
+        """The broker acknowledged the alert: it is not owed any more."""
+
+    def logged(self, history: str) -> list[tuple[Verdict, Fingerprint]]:
+        """Stored verdicts of ``history`` that still hold their capture's fingerprint, oldest first."""
 
     def recent_verdicts(self, history: str, limit: int) -> list[Verdict]:
         """The newest ``limit`` verdicts of ``history``, newest first (by capture time)."""
-
-    def document_frequencies(self, history: str, terms: Sequence[str]) -> tuple[int, Mapping[str, int]]:
-        """(number of documents seen for ``history``, df of each of ``terms``)."""
 
     def histories_off_topic(self) -> int:
         """Number of histories whose newest verdict is off-topic (a gauge)."""

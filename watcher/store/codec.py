@@ -30,13 +30,16 @@ import math
 import struct
 import zlib
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, cast
 
 from ..errors import StoreError
 from ..model import Fingerprint, MeasureResult, Verdict, utc
+from ..step import HistoryState, Reference
 
-FINGERPRINT_FORMAT = 1
+FINGERPRINT_FORMAT = 1  # zlib JSON (read only)
+FINGERPRINT_FORMAT_RAW = 3  # zlib JSON of the small fields, then the raw sketches (minhash, shingle sample)
+_RAW_FIELDS = ("minhash", "shingle_sample")
 MAX_STORED_TERMS = 20_000
 _U64 = 1 << 64
 _I64_MIN = -(1 << 63)
@@ -61,12 +64,14 @@ def reduce_fingerprint(
     baseline needs the word sequence); ``keep_shingles`` keeps the exact
     shingle set (exact containment).  Without them only sketches remain.
     """
+    dropped = ({"text", "tokens"} if not keep_text else set()) | ({"shingles"} if not keep_shingles else set())
     return dataclasses.replace(
         fp,
         text=fp.text if keep_text else None,
         tokens=(tuple(fp.tokens) if fp.tokens is not None else None) if keep_text else None,
         shingles=(frozenset(fp.shingles) if fp.shingles is not None else None) if keep_shingles else None,
         term_freqs=_cap_terms(fp.term_freqs, max_terms),
+        features=fp.features - dropped,  # what is dropped is recorded: measures needing it are n/a
     )
 
 
@@ -140,14 +145,17 @@ def encode_fingerprint(
     doc: dict[str, Any] = {}
     for name in _FP_FIELDS:
         value = getattr(r, name)
+        if name in _RAW_FIELDS:
+            continue  # raw bytes after the JSON: base64 would grow them by a third and they do not compress
         if name == "term_freqs":  # the bulk of a sketch: a plain JSON object, not tagged pairs
             doc[name] = {str(k): int(v) for k, v in value.items()}
         elif name == "shingles":
             doc[name] = _pack_shingles(value) if value is not None else None
         else:
             doc[name] = _tag(value)
-    body = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return bytes([FINGERPRINT_FORMAT]) + zlib.compress(body, 6)
+    body = zlib.compress(json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), 9)
+    raw = b"".join(struct.pack("<I", len(getattr(r, n))) + getattr(r, n) for n in _RAW_FIELDS)
+    return bytes([FINGERPRINT_FORMAT_RAW]) + struct.pack("<I", len(body)) + body + raw
 
 
 def decode_fingerprint(b: bytes) -> Fingerprint:
@@ -156,11 +164,20 @@ def decode_fingerprint(b: bytes) -> Fingerprint:
     blob take their defaults; fields the model no longer has are ignored."""
     if not b:
         raise StoreError("empty fingerprint blob", reason="store_codec")
-    if b[0] != FINGERPRINT_FORMAT:
+    if b[0] not in (FINGERPRINT_FORMAT, FINGERPRINT_FORMAT_RAW):
         raise StoreError(f"unknown fingerprint format version {b[0]}", reason="store_codec")
     try:
-        doc = json.loads(zlib.decompress(b[1:]).decode("utf-8"))
         kwargs: dict[str, Any] = {}
+        if b[0] == FINGERPRINT_FORMAT:
+            doc = json.loads(zlib.decompress(b[1:]).decode("utf-8"))
+        else:
+            (n,) = struct.unpack_from("<I", b, 1)
+            doc = json.loads(zlib.decompress(b[5:5 + n]).decode("utf-8"))
+            pos = 5 + n
+            for name in _RAW_FIELDS:
+                (m,) = struct.unpack_from("<I", b, pos)
+                kwargs[name] = bytes(b[pos + 4:pos + 4 + m])
+                pos += 4 + m
         for name in _FP_FIELDS:
             if name not in doc:
                 continue  # dataclass default applies (a missing required field fails below)
@@ -171,6 +188,13 @@ def decode_fingerprint(b: bytes) -> Fingerprint:
                 kwargs[name] = _unpack_shingles(value) if value is not None else None
             else:
                 kwargs[name] = _untag(value)
+        if "features" not in doc:  # a format-1 blob from before features were recorded: what it evidently holds
+            have = {"terms", "minhash"} if doc.get("kind") in ("html", "text", "pdf") else set()
+            have |= {"shingles"} if kwargs.get("shingles") is not None else set()
+            have |= {"tokens"} if kwargs.get("tokens") is not None else set()
+            have |= {"tf_simhash"} if kwargs.get("simhash_tf") else set()
+            have |= {"raw_simhash"} if kwargs.get("simhash_raw") else set()
+            kwargs["features"] = frozenset(have)
         return Fingerprint(**kwargs)
     except (zlib.error, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError, struct.error) as exc:
         raise StoreError(f"damaged fingerprint blob: {exc}", reason="store_codec") from exc
@@ -225,6 +249,8 @@ def _kind(f: dataclasses.Field[Any]) -> str:
         return "datetime"
     if "float" in t:
         return "float"
+    if t.startswith("tuple"):
+        return "tuple"
     return "plain"
 
 
@@ -263,6 +289,8 @@ def verdict_from_dict(d: Mapping[str, Any]) -> Verdict:
                 kwargs[name] = parse_iso(value) if value else None
             elif kind == "float":
                 kwargs[name] = _unscore(value)
+            elif kind == "tuple":
+                kwargs[name] = tuple(value or ())
             else:
                 kwargs[name] = value
         return Verdict(**kwargs)
@@ -283,3 +311,65 @@ def decode_verdict(text: str | bytes) -> Verdict:
     if not isinstance(doc, dict):
         raise StoreError("verdict JSON is not an object", reason="store_codec")
     return verdict_from_dict(doc)
+
+
+# -- history state ------------------------------------------------------------
+
+STATE_FORMAT = 2
+
+
+def _pack(data: bytes) -> bytes:
+    return struct.pack("<I", len(data)) + data
+
+
+def encode_state(state: HistoryState) -> bytes:
+    """Versioned bytes of a history's state: per reference (baseline, pinned)
+    a flag, the capture time (microseconds since the epoch), the URI-M and the
+    fingerprint blob, length-prefixed; no base64, so the bytes per URL are the
+    fingerprint's own."""
+    out = bytearray([STATE_FORMAT])
+    for ref in (state.baseline, state.pinned):
+        if ref is None:
+            out.append(0)
+            continue
+        out.append(1)
+        out += struct.pack("<q", int(utc(ref.capture_time).timestamp() * 1_000_000))
+        out += _pack((ref.uri_m or "").encode("utf-8")) + bytes([ref.uri_m is not None])
+        out += _pack(encode_fingerprint(ref.fingerprint, keep_text=True, keep_shingles=True, max_terms=0))
+    return bytes(out)
+
+
+def decode_state(b: bytes, capture_time: datetime | None = None, uri_m: str | None = None) -> HistoryState:
+    """Inverse of :func:`encode_state`; a format-1 blob (a bare baseline
+    fingerprint, with its time and URI-M in other columns) is read as a state
+    holding that baseline."""
+    if b and b[0] == FINGERPRINT_FORMAT:
+        if capture_time is None:
+            raise StoreError("format-1 baseline without its capture time", reason="store_codec")
+        return HistoryState(Reference(utc(capture_time), uri_m, decode_fingerprint(b)))
+    if not b or b[0] != STATE_FORMAT:
+        raise StoreError(f"unknown state format {b[:1]!r}", reason="store_codec")
+    refs: list[Reference | None] = []
+    try:
+        pos = 1
+        for _ in range(2):
+            flag = b[pos]
+            pos += 1
+            if not flag:
+                refs.append(None)
+                continue
+            (micros,) = struct.unpack_from("<q", b, pos)
+            pos += 8
+            (n,) = struct.unpack_from("<I", b, pos)
+            u = b[pos + 4:pos + 4 + n].decode("utf-8")
+            pos += 4 + n
+            has_u = b[pos]
+            pos += 1
+            (n,) = struct.unpack_from("<I", b, pos)
+            fp = decode_fingerprint(b[pos + 4:pos + 4 + n])
+            pos += 4 + n
+            when = datetime.fromtimestamp(micros / 1_000_000, tz=UTC)
+            refs.append(Reference(when, u if has_u else None, fp))
+    except (IndexError, struct.error, UnicodeDecodeError) as exc:
+        raise StoreError(f"damaged state blob: {exc}", reason="store_codec") from exc
+    return HistoryState(refs[0], refs[1])

@@ -1,8 +1,8 @@
 """A dict-based store for batch runs, tests of callers, and quick use.
 
-Same semantics as the SQLite store (idempotent verdicts, document
-frequencies updated only for new verdicts, ``latest`` tracking, per-history
-pruning, baselines reduced to their stored form), so code that works on one
+Same semantics as the SQLite store (idempotent verdicts, fingerprints kept
+for the re-scoring window, corrections, ``latest`` tracking, per-history
+pruning, states reduced to their stored form), so code that works on one
 works on the other; nothing survives the process.
 """
 
@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import bisect
 import threading
+import time
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from types import TracebackType
 
 from ..errors import StoreError
-from ..model import Verdict, utc
+from ..model import Fingerprint, Verdict, utc
+from ..step import HistoryState, Reference
 from .base import StoredBaseline
-from .codec import MAX_STORED_TERMS, reduce_fingerprint
+from .codec import reduce_fingerprint
 
 
 def _order_key(v: Verdict) -> tuple[datetime, str]:
@@ -31,48 +33,60 @@ class MemoryStore:
     def __init__(
         self,
         *,
-        keep_text: bool = False,
-        keep_shingles: bool = False,
+        keep_text: bool = True,
+        keep_shingles: bool = True,
         history_limit: int = 1000,
-        max_terms: int = MAX_STORED_TERMS,
+        max_terms: int = 0,
+        rescore_window_s: float = 86_400.0,
     ) -> None:
         self.keep_text = keep_text
         self.keep_shingles = keep_shingles
         self.history_limit = max(1, history_limit)
         self.max_terms = max_terms
+        self.rescore_window_s = rescore_window_s
         self._lock = threading.RLock()
         self._closed = False
-        self._baselines: dict[str, StoredBaseline] = {}
+        self._states: dict[str, HistoryState] = {}
         self._verdicts: dict[str, Verdict] = {}
         # per history: verdicts sorted oldest -> newest by (capture_time, verdict_id)
         self._by_history: dict[str, list[tuple[tuple[datetime, str], Verdict]]] = defaultdict(list)
-        self._df: dict[str, dict[str, int]] = defaultdict(dict)
-        self._n: dict[str, int] = defaultdict(int)
+        self._fps: dict[str, tuple[float, Fingerprint]] = {}  # verdict id -> (arrival, fingerprint)
         self._pruned: set[str] = set()  # ids of verdicts dropped by the history limit
+        self._alerts: dict[str, str] = {}  # verdict id -> "pending" | "sent"
         self._latest: dict[str, tuple[tuple[datetime, str], str]] = {}  # history -> (order key, status)
 
     def _check_open(self) -> None:
         if self._closed:
             raise StoreError("store is closed", reason="store_closed")
 
-    def get_baseline(self, history: str) -> StoredBaseline | None:
+    def _reduce(self, fp: Fingerprint) -> Fingerprint:
+        return reduce_fingerprint(fp, keep_text=self.keep_text, keep_shingles=self.keep_shingles,
+                                  max_terms=self.max_terms)
+
+    def _reduced(self, state: HistoryState) -> HistoryState:
+        refs = (None if r is None else Reference(utc(r.capture_time), r.uri_m, self._reduce(r.fingerprint))
+                for r in (state.baseline, state.pinned))
+        return HistoryState(*refs)
+
+    def get_state(self, history: str) -> HistoryState:
         with self._lock:
             self._check_open()
-            return self._baselines.get(history)
+            return self._states.get(history, HistoryState())
 
-    def _reduced(self, baseline: StoredBaseline) -> StoredBaseline:
-        fp = reduce_fingerprint(
-            baseline.fingerprint, keep_text=self.keep_text, keep_shingles=self.keep_shingles, max_terms=self.max_terms
-        )
-        return StoredBaseline(
-            history=baseline.history, capture_time=utc(baseline.capture_time), uri_m=baseline.uri_m, fingerprint=fp
-        )
+    def set_state(self, history: str, state: HistoryState) -> None:
+        stored = self._reduced(state)
+        with self._lock:
+            self._check_open()
+            self._states[history] = stored
+
+    def get_baseline(self, history: str) -> StoredBaseline | None:
+        ref = self.get_state(history).baseline
+        return None if ref is None else StoredBaseline(history, ref.capture_time, ref.uri_m, ref.fingerprint)
 
     def set_baseline(self, baseline: StoredBaseline) -> None:
-        stored = self._reduced(baseline)
-        with self._lock:
-            self._check_open()
-            self._baselines[baseline.history] = stored
+        state = self.get_state(baseline.history)
+        ref = Reference(utc(baseline.capture_time), baseline.uri_m, baseline.fingerprint)
+        self.set_state(baseline.history, HistoryState(ref, state.pinned))
 
     def has_verdict(self, verdict_id: str) -> bool:
         with self._lock:
@@ -84,9 +98,15 @@ class MemoryStore:
             self._check_open()
             return self._verdicts.get(verdict_id)
 
-    def put_verdict(self, verdict: Verdict, terms: Sequence[str] = (), baseline: StoredBaseline | None = None) -> bool:
+    def put_verdict(self, verdict: Verdict, state: HistoryState | None = None, fingerprint: Fingerprint | None = None,
+                    corrections: Sequence[Verdict] = (), *, baseline: StoredBaseline | None = None,
+                    alerts: Sequence[str] = ()) -> bool:
         key = _order_key(verdict)
-        stored = self._reduced(baseline) if baseline is not None else None
+        if baseline is not None and state is None:
+            state = HistoryState(Reference(utc(baseline.capture_time), baseline.uri_m, baseline.fingerprint))
+        stored = self._reduced(state) if state is not None else None
+        fp = self._reduce(fingerprint) if fingerprint is not None else None
+        now = time.time()
         with self._lock:
             self._check_open()
             if verdict.verdict_id in self._verdicts or verdict.verdict_id in self._pruned:
@@ -95,20 +115,47 @@ class MemoryStore:
             self._verdicts[verdict.verdict_id] = verdict
             rows = self._by_history[h]
             bisect.insort(rows, (key, verdict), key=lambda r: r[0])
-            df = self._df[h]
-            for t in set(terms):
-                df[t] = df.get(t, 0) + 1
-            self._n[h] += 1
+            if fp is not None:
+                self._fps[verdict.verdict_id] = (now, fp)
+            for v in corrections:
+                if v.verdict_id in self._verdicts:
+                    self._verdicts[v.verdict_id] = v
+                    idx = next(i for i, (_, old) in enumerate(rows) if old.verdict_id == v.verdict_id)
+                    rows[idx] = (rows[idx][0], v)
+            for v in (verdict, *corrections):
+                k = _order_key(v)
+                current = self._latest.get(h)
+                if current is None or k[0] >= current[0][0]:
+                    self._latest[h] = (k, v.status)
             if stored is not None:
-                self._baselines[stored.history] = stored
-            current = self._latest.get(h)
-            if current is None or key[0] >= current[0][0]:
-                self._latest[h] = (key, verdict.status)
+                self._states[h] = stored
+            for vid in alerts:
+                self._alerts.setdefault(vid, "pending")
+            for _, old in rows:
+                got = self._fps.get(old.verdict_id)
+                if got is not None and got[0] < now - self.rescore_window_s:
+                    del self._fps[old.verdict_id]
             while len(rows) > self.history_limit:
                 _, old = rows.pop(0)
                 del self._verdicts[old.verdict_id]
+                self._fps.pop(old.verdict_id, None)
                 self._pruned.add(old.verdict_id)
             return True
+
+    def alert_pending(self, verdict_id: str) -> bool:
+        with self._lock:
+            return self._alerts.get(verdict_id) == "pending"
+
+    def mark_alert_sent(self, verdict_id: str) -> None:
+        with self._lock:
+            if verdict_id in self._alerts:
+                self._alerts[verdict_id] = "sent"
+
+    def logged(self, history: str) -> list[tuple[Verdict, Fingerprint]]:
+        with self._lock:
+            self._check_open()
+            return [(v, self._fps[v.verdict_id][1]) for _, v in self._by_history.get(history, [])
+                    if v.verdict_id in self._fps]
 
     def recent_verdicts(self, history: str, limit: int) -> list[Verdict]:
         with self._lock:
@@ -119,12 +166,6 @@ class MemoryStore:
     def verdict_count(self, history: str) -> int:
         with self._lock:
             return len(self._by_history.get(history, []))
-
-    def document_frequencies(self, history: str, terms: Sequence[str]) -> tuple[int, Mapping[str, int]]:
-        with self._lock:
-            self._check_open()
-            df = self._df.get(history, {})
-            return self._n.get(history, 0), {t: df[t] for t in terms if t in df}
 
     def histories_off_topic(self) -> int:
         with self._lock:

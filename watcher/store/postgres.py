@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Any, ClassVar
@@ -47,12 +47,11 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from ..errors import ConfigError, StoreError
 from ..model import utc
-from .codec import MAX_STORED_TERMS
 from .sqlbase import Rows, SQLStore
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 3
 #: Key of the advisory lock that serialises schema creation (b"driftln" as an integer).
 _SCHEMA_LOCK_KEY = int.from_bytes(b"driftln", "big")
 #: Defaults added to the DSN when it does not set them.
@@ -72,16 +71,17 @@ CREATE TABLE IF NOT EXISTS verdicts (
     capture_time TIMESTAMPTZ NOT NULL,
     status TEXT NOT NULL,
     change TEXT NOT NULL,
-    json TEXT NOT NULL
+    json TEXT NOT NULL,
+    fingerprint BYTEA,
+    received_at DOUBLE PRECISION
 );
 CREATE INDEX IF NOT EXISTS verdicts_history_time ON verdicts (history, capture_time DESC, verdict_id DESC);
-CREATE TABLE IF NOT EXISTS doc_freq (
-    history TEXT COLLATE "C" NOT NULL,
-    term TEXT COLLATE "C" NOT NULL,
-    df BIGINT NOT NULL,
-    PRIMARY KEY (history, term)
-);
 CREATE TABLE IF NOT EXISTS doc_count (history TEXT COLLATE "C" PRIMARY KEY, n BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS alerts (
+    verdict_id TEXT COLLATE "C" PRIMARY KEY,
+    state TEXT NOT NULL,
+    at DOUBLE PRECISION NOT NULL
+);
 CREATE TABLE IF NOT EXISTS latest (
     history TEXT COLLATE "C" PRIMARY KEY,
     verdict_id TEXT COLLATE "C" NOT NULL,
@@ -133,13 +133,15 @@ class PostgresStore(SQLStore):
         self,
         dsn: str,
         *,
-        keep_text: bool = False,
-        keep_shingles: bool = False,
+        keep_text: bool = True,
+        keep_shingles: bool = True,
         history_limit: int = 1000,
-        max_terms: int = MAX_STORED_TERMS,
+        max_terms: int = 0,
+        rescore_window_s: float = 86_400.0,
     ) -> None:
         super().__init__(
-            keep_text=keep_text, keep_shingles=keep_shingles, history_limit=history_limit, max_terms=max_terms
+            keep_text=keep_text, keep_shingles=keep_shingles, history_limit=history_limit, max_terms=max_terms,
+            rescore_window_s=rescore_window_s,
         )
         self._where = f"PostgreSQL store {describe_dsn(dsn)}"
         given = conninfo_to_dict(dsn)
@@ -201,22 +203,6 @@ class PostgresStore(SQLStore):
         if not isinstance(value, datetime):
             raise StoreError(f"{self._where}: capture_time is a {type(value).__name__}", reason="store_codec")
         return utc(value)
-
-    def _bump_doc_freqs(self, c: Any, history: str, terms: Sequence[str]) -> None:
-        cleaned = sorted({_key(t) for t in terms})
-        self._run(
-            c,
-            "INSERT INTO doc_freq (history, term, df) SELECT ?, t, 1 FROM unnest(?::text[]) AS t "
-            "ON CONFLICT (history, term) DO UPDATE SET df = doc_freq.df + 1",
-            (history, cleaned),
-        )
-
-    def _select_doc_freqs(self, c: Any, history: str, terms: Sequence[str]) -> Iterable[tuple[str, int]]:
-        asked = {_key(t): t for t in terms}
-        rows = self._run(
-            c, "SELECT term, df FROM doc_freq WHERE history = ? AND term = ANY(?::text[])", (history, list(asked))
-        ).fetchall()
-        return [(asked[term], df) for term, df in rows]
 
     # -- lifecycle ------------------------------------------------------------
 

@@ -11,29 +11,33 @@ where each engine has a much better way (bulk document-frequency updates and
 ``IN`` lookups).
 
 Write path of :meth:`SQLStore.put_verdict` (one transaction): insert the
-verdict row (``ON CONFLICT DO NOTHING``: a duplicate changes nothing); reject
-it if its id was pruned before (checked *after* the insert so that, on a
-server with concurrent writers, an insert that waited for a pruning
-transaction sees that transaction's ``pruned`` row); bump document
-frequencies (terms sorted, so concurrent writers lock rows in one order) and
-the document count; move the ``latest`` row forward; set the optional
-baseline; prune to ``history_limit``.  Every writer of a history takes the
-locks in that order, so writers on several machines cannot deadlock.
+verdict row with the capture's compact fingerprint (``ON CONFLICT DO
+NOTHING``: a duplicate changes nothing); reject it if its id was pruned before
+(checked *after* the insert so that, on a server with concurrent writers, an
+insert that waited for a pruning transaction sees that transaction's
+``pruned`` row); bump the verdict count; store corrected verdicts (new
+versions of later captures a late capture re-scored); move the ``latest``
+row forward; set the history's new state; drop fingerprints older than the
+re-scoring window; prune to ``history_limit``.  Every writer of a history
+takes the locks in that order, so writers on several machines cannot
+deadlock.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, ClassVar, Protocol
 
 from ..errors import StoreError
-from ..model import Verdict
+from ..model import Fingerprint, Verdict
+from ..step import HistoryState, Reference
 from .base import StoredBaseline
-from .codec import decode_fingerprint, decode_verdict, encode_fingerprint, encode_verdict
+from .codec import decode_fingerprint, decode_state, decode_verdict, encode_fingerprint, encode_state, encode_verdict
 
 
 class Rows(Protocol):
@@ -63,17 +67,25 @@ class SQLStore(ABC):
     #: ``LIMIT`` clause meaning "no limit" (needed before ``OFFSET``).
     LIMIT_ALL: ClassVar[str] = "LIMIT ALL"
     #: Version written to ``meta.schema_version``; a store with a higher one is refused.
-    SCHEMA_VERSION: ClassVar[int] = 1
+    SCHEMA_VERSION: ClassVar[int] = 3
+    #: Statements that bring a version-1 store to version 2.
+    MIGRATE_1_2: ClassVar[tuple[str, ...]] = (
+        "ALTER TABLE verdicts ADD COLUMN fingerprint BLOB",
+        "ALTER TABLE verdicts ADD COLUMN received_at DOUBLE PRECISION",
+        "DROP TABLE IF EXISTS doc_freq",
+    )
     #: The schema, ``;``-separated (the ``meta`` table is created first, separately).
     SCHEMA: ClassVar[str] = ""
     #: Exceptions of the driver, turned into :class:`StoreError`.
     DB_ERRORS: ClassVar[tuple[type[Exception], ...]] = ()
 
-    def __init__(self, *, keep_text: bool, keep_shingles: bool, history_limit: int, max_terms: int) -> None:
+    def __init__(self, *, keep_text: bool, keep_shingles: bool, history_limit: int, max_terms: int,
+                 rescore_window_s: float = 86_400.0) -> None:
         self.keep_text = keep_text
         self.keep_shingles = keep_shingles
         self.history_limit = max(1, history_limit)
         self.max_terms = max_terms
+        self.rescore_window_s = rescore_window_s
         self._lock = threading.RLock()
         self._closed = False
 
@@ -103,14 +115,6 @@ class SQLStore(ABC):
     @abstractmethod
     def _time_out(self, value: Any) -> datetime:
         """Inverse of :meth:`_time_in`: an aware UTC datetime."""
-
-    @abstractmethod
-    def _bump_doc_freqs(self, c: Any, history: str, terms: Sequence[str]) -> None:
-        """Add 1 to the df of each of ``terms`` (distinct, sorted) in ``history``."""
-
-    @abstractmethod
-    def _select_doc_freqs(self, c: Any, history: str, terms: Sequence[str]) -> Iterable[tuple[str, int]]:
-        """(term, df) for those of ``terms`` (distinct) that ``history`` has seen."""
 
     def _key(self, text: str) -> str:
         """``text`` (a history key) as the key columns store it; identity unless
@@ -163,6 +167,10 @@ class SQLStore(ABC):
                 )
             if row is not None and int(row[0]) == self.SCHEMA_VERSION:
                 return  # up to date: skip the DDL (on a server it would lock tables writers are using)
+            if row is not None and int(row[0]) == 1:
+                for stmt in self.MIGRATE_1_2:
+                    self._run(c, stmt)
+            # version 2 -> 3 adds a table only: the schema's CREATE ... IF NOT EXISTS does it
             for stmt in self.SCHEMA.split(";"):
                 if stmt.strip():
                     self._run(c, stmt)
@@ -179,43 +187,57 @@ class SQLStore(ABC):
             row = self._run(c, "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         return int(row[0])
 
-    # -- baselines ------------------------------------------------------------
+    # -- state ----------------------------------------------------------------
 
-    def get_baseline(self, history: str) -> StoredBaseline | None:
+    def get_state(self, history: str) -> HistoryState:
         with self._read() as c:
             row = self._run(
                 c, "SELECT capture_time, uri_m, fingerprint FROM baselines WHERE history = ?", (self._key(history),)
             ).fetchone()
         if row is None:
-            return None
-        return StoredBaseline(
-            history=history,
-            capture_time=self._time_out(row[0]),
-            uri_m=row[1],
-            fingerprint=decode_fingerprint(bytes(row[2])),
-        )
+            return HistoryState()
+        return decode_state(bytes(row[2]), self._time_out(row[0]), row[1])
 
-    def _baseline_blob(self, baseline: StoredBaseline) -> bytes:
-        return encode_fingerprint(
-            baseline.fingerprint, keep_text=self.keep_text, keep_shingles=self.keep_shingles, max_terms=self.max_terms
-        )
+    def get_baseline(self, history: str) -> StoredBaseline | None:
+        ref = self.get_state(history).baseline
+        return None if ref is None else StoredBaseline(history, ref.capture_time, ref.uri_m, ref.fingerprint)
 
-    def _upsert_baseline(self, c: Any, baseline: StoredBaseline, blob: bytes) -> None:
+    def _reduce(self, fp: Fingerprint) -> Fingerprint:
+        from .codec import reduce_fingerprint
+
+        return reduce_fingerprint(fp, keep_text=self.keep_text, keep_shingles=self.keep_shingles,
+                                  max_terms=self.max_terms)
+
+    def _state_blob(self, state: HistoryState) -> tuple[bytes, Reference | None]:
+        reduced = HistoryState(
+            *(None if r is None else Reference(r.capture_time, r.uri_m, self._reduce(r.fingerprint))
+              for r in (state.baseline, state.pinned)))
+        return encode_state(reduced), state.baseline or state.pinned
+
+    def _upsert_state(self, c: Any, history: str, state: HistoryState) -> None:
+        blob, ref = self._state_blob(state)
+        if ref is None:
+            return
         self._run(
             c,
             "INSERT INTO baselines (history, capture_time, uri_m, fingerprint) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (history) DO UPDATE SET capture_time = excluded.capture_time, "
             "uri_m = excluded.uri_m, fingerprint = excluded.fingerprint",
-            (self._key(baseline.history), self._time_in(baseline.capture_time), baseline.uri_m, blob),
+            (self._key(history), self._time_in(ref.capture_time), ref.uri_m, blob),
         )
 
-    def set_baseline(self, baseline: StoredBaseline) -> None:
-        blob = self._baseline_blob(baseline)
+    def set_state(self, history: str, state: HistoryState) -> None:
         try:
             with self._tx() as c:
-                self._upsert_baseline(c, baseline, blob)
+                self._upsert_state(c, history, state)
         except self.DB_ERRORS as exc:
-            raise StoreError(f"cannot store baseline in {self.where}: {exc}", reason="store_write") from exc
+            raise StoreError(f"cannot store state in {self.where}: {exc}", reason="store_write") from exc
+
+    def set_baseline(self, baseline: StoredBaseline) -> None:
+        """Set the baseline of ``baseline.history`` (the pinned reference, if any, is kept)."""
+        state = self.get_state(baseline.history)
+        ref = Reference(baseline.capture_time, baseline.uri_m, baseline.fingerprint)
+        self.set_state(baseline.history, HistoryState(ref, state.pinned))
 
     # -- verdicts -------------------------------------------------------------
 
@@ -228,45 +250,59 @@ class SQLStore(ABC):
             row = self._run(c, "SELECT json FROM verdicts WHERE verdict_id = ?", (verdict_id,)).fetchone()
         return decode_verdict(row[0]) if row is not None else None
 
-    def put_verdict(self, verdict: Verdict, terms: Sequence[str] = (), baseline: StoredBaseline | None = None) -> bool:
-        """Insert ``verdict`` once; document frequencies, the ``latest`` row,
-        the optional new ``baseline`` and pruning happen in the same
-        transaction, and only when the verdict is new."""
+    def put_verdict(self, verdict: Verdict, state: HistoryState | None = None, fingerprint: Fingerprint | None = None,
+                    corrections: Sequence[Verdict] = (), *, baseline: StoredBaseline | None = None,
+                    alerts: Sequence[str] = ()) -> bool:
+        """Insert ``verdict`` once, with the capture's ``fingerprint`` (kept
+        for ``rescore_window_s`` so that a late capture can re-score it); the
+        ``corrections`` (new versions of stored verdicts), the new ``state``,
+        the ``latest`` row and pruning happen in the same transaction, and only
+        when the verdict is new."""
         at = self._time_in(verdict.capture_time)
         payload = encode_verdict(verdict)
-        distinct = sorted(set(terms))
-        blob = self._baseline_blob(baseline) if baseline is not None else None
+        fp_blob = encode_fingerprint(self._reduce(fingerprint), keep_text=True, keep_shingles=True,
+                                     max_terms=0) if fingerprint is not None else None
+        if baseline is not None and state is None:
+            state = HistoryState(Reference(baseline.capture_time, baseline.uri_m, baseline.fingerprint))
         h = self._key(verdict.history)
+        now = time.time()
         try:
             with self._tx() as c:
                 cur = self._run(
                     c,
-                    "INSERT INTO verdicts (verdict_id, history, capture_time, status, change, json) "
-                    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (verdict_id) DO NOTHING",
-                    (verdict.verdict_id, h, at, verdict.status, verdict.change, payload),
+                    "INSERT INTO verdicts (verdict_id, history, capture_time, status, change, json, fingerprint, "
+                    "received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (verdict_id) DO NOTHING",
+                    (verdict.verdict_id, h, at, verdict.status, verdict.change, payload, fp_blob, now),
                 )
                 if cur.rowcount == 0:
                     return False
                 if self._run(c, "SELECT 1 FROM pruned WHERE verdict_id = ?", (verdict.verdict_id,)).fetchone():
                     raise _Rejected  # stored once and pruned: roll the insert back
-                if distinct:
-                    self._bump_doc_freqs(c, h, distinct)
                 seen = self._run(
                     c,
                     "INSERT INTO doc_count (history, n) VALUES (?, 1) "
                     "ON CONFLICT (history) DO UPDATE SET n = doc_count.n + 1 RETURNING n",
                     (h,),
                 ).fetchall()[0][0]  # fetchall: finish the RETURNING statement before COMMIT
-                self._run(
-                    c,
-                    "INSERT INTO latest (history, verdict_id, capture_time, status) VALUES (?, ?, ?, ?) "
-                    "ON CONFLICT (history) DO UPDATE SET verdict_id = excluded.verdict_id, "
-                    "capture_time = excluded.capture_time, status = excluded.status "
-                    "WHERE excluded.capture_time >= latest.capture_time",
-                    (h, verdict.verdict_id, at, verdict.status),
-                )
-                if baseline is not None:
-                    self._upsert_baseline(c, baseline, blob or b"")
+                for v in (verdict, *corrections):
+                    if v is not verdict:
+                        self._run(c, "UPDATE verdicts SET json = ?, status = ?, change = ? WHERE verdict_id = ?",
+                                  (encode_verdict(v), v.status, v.change, v.verdict_id))
+                    self._run(
+                        c,
+                        "INSERT INTO latest (history, verdict_id, capture_time, status) VALUES (?, ?, ?, ?) "
+                        "ON CONFLICT (history) DO UPDATE SET verdict_id = excluded.verdict_id, "
+                        "capture_time = excluded.capture_time, status = excluded.status "
+                        "WHERE excluded.capture_time >= latest.capture_time",
+                        (h, v.verdict_id, self._time_in(v.capture_time), v.status),
+                    )
+                if state is not None:
+                    self._upsert_state(c, verdict.history, state)
+                for vid in alerts:  # the alert is owed from the moment the verdict exists
+                    self._run(c, "INSERT INTO alerts (verdict_id, state, at) VALUES (?, 'pending', ?) "
+                              "ON CONFLICT (verdict_id) DO NOTHING", (vid, now))
+                self._run(c, "UPDATE verdicts SET fingerprint = NULL WHERE history = ? AND fingerprint IS NOT NULL "
+                          "AND received_at < ?", (h, now - self.rescore_window_s))
                 if int(seen) > self.history_limit:  # n counts every verdict ever stored: an upper bound
                     self._prune(c, h)
         except _Rejected:
@@ -275,12 +311,34 @@ class SQLStore(ABC):
             raise StoreError(f"cannot store verdict in {self.where}: {exc}", reason="store_write") from exc
         return True
 
+    def alert_pending(self, verdict_id: str) -> bool:
+        """An alert is owed for this verdict and was not acknowledged by the broker yet."""
+        with self._read() as c:
+            row = self._run(c, "SELECT state FROM alerts WHERE verdict_id = ?", (verdict_id,)).fetchone()
+        return row is not None and row[0] == "pending"
+
+    def mark_alert_sent(self, verdict_id: str) -> None:
+        try:
+            with self._tx() as c:
+                self._run(c, "UPDATE alerts SET state = 'sent', at = ? WHERE verdict_id = ?", (time.time(), verdict_id))
+        except self.DB_ERRORS as exc:
+            raise StoreError(f"cannot mark alert sent in {self.where}: {exc}", reason="store_write") from exc
+
+    def logged(self, history: str) -> list[tuple[Verdict, Fingerprint]]:
+        """Stored verdicts of ``history`` that still hold their capture's
+        fingerprint (those within the re-scoring window), oldest first."""
+        with self._read() as c:
+            rows = self._run(
+                c, "SELECT json, fingerprint FROM verdicts WHERE history = ? AND fingerprint IS NOT NULL "
+                   "ORDER BY capture_time, verdict_id", (self._key(history),)).fetchall()
+        return [(decode_verdict(r[0]), decode_fingerprint(bytes(r[1]))) for r in rows]
+
     def _prune(self, c: Any, history: str) -> None:
         """Keep the newest ``history_limit`` verdicts of ``history`` (already a :meth:`_key`).
 
         The ids of dropped verdicts stay in ``pruned`` (about 50 bytes each) so a
-        re-delivered old capture is still recognised and cannot count its terms
-        twice: idempotence must not depend on how much history is kept.
+        re-delivered old capture is still recognised: idempotence must not
+        depend on how much history is kept.
         """
         n = self._run(c, "SELECT COUNT(*) FROM verdicts WHERE history = ?", (history,)).fetchone()[0]
         if int(n) <= self.history_limit:
@@ -305,16 +363,6 @@ class SQLStore(ABC):
         with self._read() as c:
             n = self._run(c, "SELECT COUNT(*) FROM verdicts WHERE history = ?", (self._key(history),)).fetchone()[0]
         return int(n)
-
-    def document_frequencies(self, history: str, terms: Sequence[str]) -> tuple[int, Mapping[str, int]]:
-        wanted = list(dict.fromkeys(terms))
-        with self._read() as c:
-            # df first, then n: both only grow and move together, so reading n last
-            # (even outside one snapshot) never gives a df above n.
-            h = self._key(history)
-            out = {str(term): int(df) for term, df in self._select_doc_freqs(c, h, wanted)} if wanted else {}
-            row = self._run(c, "SELECT n FROM doc_count WHERE history = ?", (h,)).fetchone()
-        return (int(row[0]) if row is not None else 0), out
 
     def histories_off_topic(self) -> int:
         with self._read() as c:

@@ -20,7 +20,7 @@ module holds what is SQLite's own: the connection, the schema, the time
 encoding (fixed-width UTC text) and chunked ``IN`` lookups.
 
 Tables (``meta.schema_version`` = :data:`SCHEMA_VERSION`): ``baselines``,
-``verdicts``, ``doc_freq``, ``doc_count``, ``latest`` (newest verdict per
+``verdicts`` (with each capture's fingerprint while it may be re-scored), ``doc_count``, ``latest`` (newest verdict per
 history: the off-topic gauge is a count over a partial index), ``pruned`` (ids
 of verdicts dropped by ``history_limit``, so re-delivery stays idempotent).
 """
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -37,13 +37,12 @@ from typing import Any, ClassVar
 
 from ..errors import StoreError
 from ..model import utc
-from .codec import MAX_STORED_TERMS, parse_iso
+from .codec import parse_iso
 from .sqlbase import Rows, SQLStore
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
-_IN_CHUNK = 900  # stays below SQLite's historical 999 host-parameter limit
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS baselines (
@@ -58,16 +57,17 @@ CREATE TABLE IF NOT EXISTS verdicts (
     capture_time TEXT NOT NULL,
     status TEXT NOT NULL,
     change TEXT NOT NULL,
-    json TEXT NOT NULL
+    json TEXT NOT NULL,
+    fingerprint BLOB,
+    received_at DOUBLE PRECISION
 );
 CREATE INDEX IF NOT EXISTS verdicts_history_time ON verdicts (history, capture_time DESC, verdict_id DESC);
-CREATE TABLE IF NOT EXISTS doc_freq (
-    history TEXT NOT NULL,
-    term TEXT NOT NULL,
-    df INTEGER NOT NULL,
-    PRIMARY KEY (history, term)
-) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS doc_count (history TEXT PRIMARY KEY, n INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS alerts (
+    verdict_id TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    at DOUBLE PRECISION NOT NULL
+);
 CREATE TABLE IF NOT EXISTS latest (
     history TEXT PRIMARY KEY,
     verdict_id TEXT NOT NULL,
@@ -97,14 +97,16 @@ class SQLiteStore(SQLStore):
         self,
         path: str | Path,
         *,
-        keep_text: bool = False,
-        keep_shingles: bool = False,
+        keep_text: bool = True,
+        keep_shingles: bool = True,
         history_limit: int = 1000,
-        max_terms: int = MAX_STORED_TERMS,
+        max_terms: int = 0,
+        rescore_window_s: float = 86_400.0,
         busy_timeout_ms: int = 10_000,
     ) -> None:
         super().__init__(
-            keep_text=keep_text, keep_shingles=keep_shingles, history_limit=history_limit, max_terms=max_terms
+            keep_text=keep_text, keep_shingles=keep_shingles, history_limit=history_limit, max_terms=max_terms,
+            rescore_window_s=rescore_window_s,
         )
         self.path = str(path)
         if self.path != ":memory:" and not self.path.startswith("file:"):
@@ -146,21 +148,6 @@ class SQLiteStore(SQLStore):
 
     def _time_out(self, value: Any) -> datetime:
         return parse_iso(str(value))
-
-    def _bump_doc_freqs(self, c: Any, history: str, terms: Sequence[str]) -> None:
-        c.executemany(
-            "INSERT INTO doc_freq (history, term, df) VALUES (?, ?, 1) "
-            "ON CONFLICT (history, term) DO UPDATE SET df = doc_freq.df + 1",
-            [(history, t) for t in terms],
-        )
-
-    def _select_doc_freqs(self, c: Any, history: str, terms: Sequence[str]) -> Iterable[tuple[str, int]]:
-        for i in range(0, len(terms), _IN_CHUNK):
-            chunk = terms[i : i + _IN_CHUNK]
-            marks = ",".join("?" * len(chunk))
-            yield from c.execute(
-                f"SELECT term, df FROM doc_freq WHERE history = ? AND term IN ({marks})", (history, *chunk)
-            )
 
     # -- lifecycle ------------------------------------------------------------
 

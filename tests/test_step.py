@@ -1,0 +1,245 @@
+"""The one scoring step: batch, stream and compare agree; causal state; profiles; baselines.
+
+Real engine, real SQLite store; documents made here (tests/textgen.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from tests import textgen
+from watcher.compare import compare_files
+from watcher.config import BaselineConfig, EngineConfig
+from watcher.engine import Engine
+from watcher.model import Capture, payload_digest
+from watcher.profiles import seed_kind, title_subject
+from watcher.step import HistoryState, state_form
+from watcher.store import SQLiteStore
+from watcher.watch import Watcher
+
+T0 = datetime(2012, 3, 1, tzinfo=UTC)
+BASE = textgen.document(["river", "law", "music", "garden"], words=250)
+URL = "http://www.riverside-rights.org/"
+
+
+def cap(i: int, content: bytes | None, url: str = URL, status: int | None = 200, **kw: object) -> Capture:
+    return Capture(url=url, timestamp=T0 + timedelta(days=30 * i), content=content, content_type="text/html",
+                   status=status, **kw)  # type: ignore[arg-type]
+
+
+def text_pairs() -> dict[str, tuple[bytes, bytes]]:
+    """The six cases of the published content-drift suite, made here."""
+    words = " ".join(BASE).split()
+    rng = random.Random(7)
+    base = textgen.html(BASE, "A report")
+    typo = list(words)
+    for i in rng.sample(range(len(typo)), 3):  # three typos in 1,000 words
+        w = typo[i]
+        typo[i] = w[:1] + w[2:3] + w[1:2] + w[3:] if len(w) > 3 else w + "s"
+    synonyms = list(words)
+    for i in range(7, len(synonyms), 17):  # one word in seventeen replaced by another
+        synonyms[i] = "alternative"
+    para = [*BASE[:3], textgen.paragraph("space", 250, 9)]
+    grown = ["Comments and related links."] + BASE + [textgen.paragraph(t, 250, 40 + i)
+                                                      for i, t in enumerate(["cooking", "space", "cooking"])]
+    long = textgen.document(["space", "cooking"] * 16, words=250, seed=77)  # ~8,000 unrelated words
+    return {
+        "identical": (base, base),
+        "typo": (base, textgen.html([" ".join(typo)], "A report")),
+        "containment": (base, textgen.html(grown, "A report")),
+        "paragraph": (base, textgen.html(para, "A report")),
+        "synonym": (base, textgen.html([" ".join(synonyms)], "A report")),
+        "long": (base, textgen.html(long, "A report")),
+    }
+
+
+EXPECTED = {"identical": {"unchanged"}, "typo": {"unchanged", "minor"}, "containment": {"unchanged", "minor"},
+            "paragraph": {"drifted"}, "synonym": {"drifted"}, "long": {"off-topic"}}
+
+
+@pytest.mark.parametrize("case", list(EXPECTED))
+def test_text_profile_on_the_six_drift_cases(case: str, tmp_path: Path) -> None:
+    a, b = text_pairs()[case]
+    (tmp_path / "a.html").write_bytes(a)
+    (tmp_path / "b.html").write_bytes(b)
+    out = compare_files(str(tmp_path / "a.html"), str(tmp_path / "b.html"), EngineConfig(), profile="text")
+    assert out["change"] in EXPECTED[case], (case, out["reason"], out["measures"]["containment"])
+    assert out["profile"] == "text"
+    if case == "long":
+        assert out["reason"].startswith("text replaced")
+
+
+def test_compare_scan_and_stream_agree_on_a_pair(tmp_path: Path) -> None:
+    a = textgen.html(BASE)
+    b = textgen.html([*BASE[:2], textgen.paragraph("space", 250, 3), BASE[3]])
+    (tmp_path / "a.html").write_bytes(a)
+    (tmp_path / "b.html").write_bytes(b)
+    cmp = compare_files(str(tmp_path / "a.html"), str(tmp_path / "b.html"), EngineConfig())
+    batch = Engine(EngineConfig()).scan_history("h", [cap(0, a), cap(1, b)]).verdicts[1]
+    with SQLiteStore(tmp_path / "s.db") as store:
+        stream = [Watcher(Engine(EngineConfig()), store).process(c) for c in (cap(0, a), cap(1, b))][1]
+    assert cmp["change"] == batch.change == stream.change == "drifted"
+    assert cmp["measures"]["cosine"]["score"] == batch.measures["cosine"].score == stream.measures["cosine"].score
+    assert cmp["measures"]["containment"]["score"] == batch.measures["containment"].score
+    assert batch.reason == stream.reason
+
+
+@pytest.mark.parametrize("status", [301, 404, 503])
+def test_redirects_and_errors_are_never_baselines(status: int) -> None:
+    moved = b"<html><head><title>301 Moved Permanently</title></head><body><h1>Moved Permanently</h1>" \
+            b"<p>The document has moved <a href='https://example.org/donate/'>here</a>.</p></body></html>"
+    page = textgen.html(BASE)
+    for policy in ("first", "first-valid", "rolling", "pinned"):
+        r = Engine(EngineConfig(baseline=BaselineConfig(policy=policy))).scan_history(  # type: ignore[arg-type]
+            "h", [cap(0, moved, status=status), cap(1, page), cap(2, page)])
+        assert [v.change for v in r.verdicts][1:] == ["baseline", "unchanged"], policy
+        assert r.verdicts[0].baseline_time is None and r.verdicts[2].baseline_time == T0 + timedelta(days=30)
+
+
+def test_a_measure_whose_feature_the_baseline_lacks_is_na() -> None:
+    eng = Engine(EngineConfig(report_measures=("tf_simhash", "containment")))
+    a = eng.fingerprint(cap(0, textgen.html(BASE)))
+    b = eng.fingerprint(cap(1, textgen.html([*BASE[:3], textgen.paragraph("law", 250, 5)])))
+    assert "tf_simhash" in a.features
+    blank = dataclasses.replace(a, simhash_tf=0, features=a.features - {"tf_simhash"})
+    results, _ = eng.compare(blank, b)
+    assert results["tf_simhash"].score is None and results["tf_simhash"].status == "n/a"
+    results, _ = eng.compare(a, b)
+    assert results["tf_simhash"].score is not None and results["tf_simhash"].score < 30
+    # a baseline in state form keeps a shingle sample: containment stays measured, near the exact value
+    exact = eng.compare(a, b)[0]["containment"].score
+    sampled = eng.compare(state_form(a), b)[0]["containment"].score
+    assert exact is not None and sampled is not None and abs(exact - sampled) < 0.15
+
+
+def _history(n: int = 12) -> list[Capture]:
+    rng = random.Random(5)
+    out = [cap(0, b"<html><title>Moved</title><body>moved</body></html>", status=301)]
+    for i in range(1, n):
+        kind = rng.random()
+        if kind < 0.2:
+            body = b"<html><head><title>This domain is for sale</title></head><body>Buy this domain</body></html>"
+        elif kind < 0.5:
+            body = textgen.html([*BASE[:3], textgen.paragraph("garden", 250, i)])
+        else:
+            body = textgen.html(textgen.document(["space", "cooking"], words=200, seed=i), "Rocket shop")
+        out.append(cap(i, body))
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_stream_in_any_order_ends_where_batch_ends(seed: int, tmp_path: Path) -> None:
+    caps = [cap(1, textgen.html(BASE)), *(_history()[2:])]
+    caps.insert(0, _history()[0])
+    batch = {v.verdict_id: v for v in Engine(EngineConfig()).scan_history("k", caps).verdicts}
+    order = list(caps)
+    random.Random(seed).shuffle(order)
+    with SQLiteStore(tmp_path / "s.db") as store:
+        w = Watcher(Engine(EngineConfig()), store)
+        newest = {}
+        corrected = 0
+        for c in order:
+            out = w.handle(dataclasses.replace(c, history="k"))
+            newest[out.verdict.verdict_id] = out.verdict
+            for v in out.corrections:
+                corrected += 1
+                assert v.version > 1
+                newest[v.verdict_id] = v
+        stored = {v.verdict_id: v for v in store.recent_verdicts("k", 100)}
+    assert set(newest) == set(batch)
+    for vid, b in batch.items():
+        for got in (newest[vid], stored[vid]):
+            assert (got.status, got.change, got.reason, got.baseline_time) == \
+                   (b.status, b.change, b.reason, b.baseline_time), (vid, got.reason, b.reason)
+    assert corrected >= 0
+
+
+def test_a_late_capture_is_never_scored_against_a_later_baseline(tmp_path: Path) -> None:
+    page, other = textgen.html(BASE), textgen.html(textgen.document(["space", "cooking"], 200, 3), "Rocket shop")
+    with SQLiteStore(tmp_path / "s.db") as store:
+        w = Watcher(Engine(EngineConfig()), store)
+        later = w.handle(cap(5, other))
+        assert later.verdict.change == "baseline"
+        early = w.handle(cap(1, page))  # captured before the baseline, arrives after it
+        assert early.verdict.change == "baseline" and early.verdict.baseline_time == T0 + timedelta(days=30)
+        assert [(v.verdict_id, v.status, v.version) for v in early.corrections] == \
+               [(later.verdict.verdict_id, "off-topic", 2)]
+        assert store.get_verdict(later.verdict.verdict_id).version == 2  # type: ignore[union-attr]
+
+
+def test_pinned_baseline_in_the_stream_as_in_batch(tmp_path: Path) -> None:
+    a = textgen.html(BASE)
+    b = textgen.html([*BASE[:3], textgen.paragraph("space", 250, 1)])
+    c = textgen.html([*BASE[:2], textgen.paragraph("space", 250, 1), textgen.paragraph("cooking", 250, 2)])
+    caps = [cap(0, a), cap(1, b), cap(2, c)]
+    cfg = EngineConfig(baseline=BaselineConfig(policy="pinned", pinned={"k": caps[1].timestamp.strftime(
+        "%Y%m%d%H%M%S")}))
+    batch = Engine(cfg).scan_history("k", caps).verdicts
+    assert batch[2].baseline_time == caps[1].timestamp
+    with SQLiteStore(tmp_path / "s.db") as store:
+        w = Watcher(Engine(cfg), store)
+        got = {}
+        for c_ in (caps[0], caps[2], caps[1]):  # the pinned capture arrives last
+            out = w.handle(dataclasses.replace(c_, history="k"))
+            got[out.verdict.verdict_id] = out.verdict
+            got.update({v.verdict_id: v for v in out.corrections})
+    assert [(got[v.verdict_id].change, got[v.verdict_id].baseline_time) for v in batch] == \
+           [(v.change, v.baseline_time) for v in batch]
+
+
+def test_same_payload_again_is_scored_alike_in_batch_and_stream(tmp_path: Path) -> None:
+    """Captures A, parked, A, parked: the last parked capture is off topic in both paths."""
+    parked = b"<html><head><title>This domain is for sale</title></head><body>Buy this domain</body></html>"
+    a = textgen.html(BASE)
+    caps = [cap(0, a), cap(1, parked), cap(2, a), cap(3, parked)]
+    batch = Engine(EngineConfig()).scan_history("k", caps).verdicts
+    with SQLiteStore(tmp_path / "s.db") as store:
+        w = Watcher(Engine(EngineConfig()), store)
+        stream = [w.process(dataclasses.replace(c, history="k")) for c in caps]
+    assert [(v.status, v.change) for v in batch] == [(v.status, v.change) for v in stream]
+    assert batch[3].status == "off-topic" and batch[2].change == "unchanged"
+    assert payload_digest(a) == batch[2].digest
+
+
+def test_seed_kinds_and_title_subjects() -> None:
+    assert seed_kind("http://example.org/") == seed_kind("http://example.org/index.html") == "site"
+    assert seed_kind("http://example.org/en/") == "site"
+    assert seed_kind("http://example.org/news/2013/01/live-blog-protests.html") == "page"
+    assert title_subject("Live: protests in Tahrir | Ahram Online", "Syria talks stall | Ahram Online") < 0.5
+    assert title_subject("Live: protests in Tahrir | Ahram Online", "Live: protests in Tahrir - Ahram Online") > 0.9
+
+
+def test_a_deep_page_replaced_by_another_article_of_the_site_is_off_topic() -> None:
+    site = "Ahram Online"
+    art1 = textgen.html([*textgen.document(["law", "river"], 250, 1), "Ahram Online news politics sport"],
+                        f"Live blog: court hearing on the river dam | {site}")
+    art1b = textgen.html([*textgen.document(["law", "river"], 250, 1), "Ahram Online news politics sport",
+                          "Update: the hearing resumed."], f"Live blog: court hearing on the river dam | {site}")
+    art2 = textgen.html([*textgen.document(["music", "garden"], 250, 9), "Ahram Online news politics sport"],
+                        f"Jazz festival opens in the botanical garden | {site}")
+    deep = "http://english.ahram.org.eg/NewsContent/1/64/12345/Egypt/Politics-/Live-blog.aspx"
+    eng = Engine(EngineConfig())
+    r = eng.scan_history("k", [cap(0, art1, url=deep), cap(1, art1b, url=deep), cap(2, art2, url=deep)])
+    assert [v.status for v in r.verdicts] == ["on-topic", "on-topic", "off-topic"]
+    assert "page replaced" in r.verdicts[2].reason and "replaced" in r.verdicts[2].checks
+    # the same change on a home page is a site showing new stories: on topic
+    h1 = art1.replace(b"Live blog: court hearing on the river dam | Ahram Online", b"Ahram Online - Home")
+    h2 = textgen.html([*textgen.document(["law", "music"], 250, 9), "Ahram Online news politics sport"],
+                      "Ahram Online - Home")  # other stories, some on the same beat
+    home = eng.scan_history("k", [cap(0, h1), cap(1, h2)])
+    assert home.verdicts[1].status == "on-topic" and home.verdicts[1].reason.startswith("on topic (home page")
+
+
+def test_state_is_a_baseline_in_compact_form(tmp_path: Path) -> None:
+    eng = Engine(EngineConfig())
+    state = HistoryState()
+    _, state = eng.score_next("k", state, cap(0, textgen.html(BASE)), eng.fingerprint(cap(0, textgen.html(BASE))))
+    assert state.baseline is not None
+    fp = state.baseline.fingerprint
+    assert fp.shingles is None and fp.tokens is None and len(fp.shingle_sample) == 48 * 8
+    assert "shingles" not in fp.features and "sample" in fp.features and len(fp.term_freqs) <= 64

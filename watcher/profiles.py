@@ -1,0 +1,179 @@
+"""Profiles: the question a verdict answers.
+
+One capture can be judged by different questions, and each user group asks
+its own:
+
+- ``collection`` (the default, for curators): is the capture still on the
+  topic the curator chose when selecting the seed?  A news site's home page
+  that shows today's stories is on topic; a parked domain, an error page, a
+  site handed to another owner, or a deep page whose article was replaced by
+  another one is not.
+- ``text`` (content drift, for citations): is the text that was there still
+  there?  A fixed typo or comments appended below are ``minor``; a replaced
+  paragraph ``drifted``; a completely different document ``off-topic`` ("text
+  replaced").
+- ``doi`` (the DOI monitor): is the scholarly record still at the endpoint?
+  Decided by :mod:`watcher.doi.profile` when that package is present.
+
+What a seed stands for depends on what it is (:func:`seed_kind`): a site's
+home page stands for the organisation, so new stories and redesigns are on
+topic and only a lost identity (title and text) or an off-topic page kind
+takes it off topic; a deep page stands for its subject, so a different
+article of the same site is off topic even though the title keeps the site's
+name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+from . import measures as ms
+from .config import EngineConfig
+from .model import Fingerprint, MeasureResult
+from .verdict import Decision, fmt, fmt_vs, policy_flags, scored
+
+# Collection profile ------------------------------------------------------------
+# Site identity lost: the title lost most of the baseline title's words AND the
+# text shares almost nothing.  Two independent signals, so that a redesign by
+# the same organisation (same name in the title) or new stories (new words,
+# same name) are not flagged.
+IDENTITY_TITLE = 0.50
+IDENTITY_COSINE = 0.10
+# A deep page's subject replaced: its title's own words (the part that is not
+# the site's name) changed AND the text shares little with the baseline.
+SUBJECT_TITLE = 0.50
+SUBJECT_COSINE = 0.90
+# On topic, how much of the baseline's text must remain for "minor" rather than
+# "drifted".
+DRIFT_CONTAINMENT = 0.80
+# Text profile ----------------------------------------------------------------
+TEXT_UNCHANGED = 0.98  # containment and resemblance at or above: the same text
+TEXT_MINOR = 0.90  # containment at or above: a small edit, or text added around the original
+TEXT_REPLACED = 0.20  # containment below (and cosine below TEXT_REPLACED_COSINE): another text
+TEXT_REPLACED_COSINE = 0.30
+
+_INDEX_PAGE = re.compile(r"^(index|default|home|main|start|portal|welcome)(\.[a-z0-9]{2,5})?$", re.I)
+_LANG_SEGMENT = re.compile(r"^[a-z]{2}(?:[-_][a-z]{2,4})?$", re.I)
+_TITLE_SEP = re.compile(r"\s+[|\-–—:»·•]+\s+|\s*[|»·•]\s*|\s+::\s+")
+
+
+def seed_kind(url: str) -> str:
+    """``"site"`` for a home page (the path is empty, an index file, or a
+    language or section root one segment deep), ``"page"`` for a deep page."""
+    try:
+        path = urlsplit(url if "://" in url else "http://" + url).path
+    except ValueError:
+        return "site"
+    parts = [p for p in path.split("/") if p]
+    if not parts:
+        return "site"
+    if len(parts) == 1 and (_INDEX_PAGE.match(parts[0]) or _LANG_SEGMENT.match(parts[0]) or "." not in parts[0]):
+        return "site"
+    if len(parts) == 2 and _LANG_SEGMENT.match(parts[0]) and _INDEX_PAGE.match(parts[1]):
+        return "site"
+    return "page"
+
+
+def title_subject(base: str, cur: str) -> float | None:
+    """Similarity of the titles' own words: the segments the two titles share
+    (a site's name, "Home") are set aside, so "Live blog: protests | Ahram
+    Online" against "Syria talks | Ahram Online" compares the subjects only."""
+    if not base.strip():
+        return None
+    from rapidfuzz.fuzz import token_set_ratio
+
+    bs = [s.strip().lower() for s in _TITLE_SEP.split(base) if s.strip()]
+    cs = [s.strip().lower() for s in _TITLE_SEP.split(cur) if s.strip()]
+    shared = set(bs) & set(cs)
+    b_rest = " ".join(s for s in bs if s not in shared)
+    c_rest = " ".join(s for s in cs if s not in shared)
+    if not b_rest:
+        return 1.0 if not c_rest else None  # the baseline title is the site's name alone
+    if not c_rest:
+        return 0.0
+    return float(token_set_ratio(b_rest, c_rest)) / 100.0
+
+
+def _measure_reasons(results: Mapping[str, MeasureResult], cfg: EngineConfig) -> tuple[bool, list[str]]:
+    flagged_by_policy, flagged = policy_flags(results, cfg)
+    reasons = []
+    for r in flagged:
+        spec = ms.get(r.name)
+        op = "<" if spec.direction == "below" else ">"
+        reasons.append(f"{r.name} {fmt_vs(r.score or 0.0, r.threshold or 0.0)} {op} {fmt(r.threshold or 0.0)}")
+    return flagged_by_policy, reasons if flagged_by_policy else []
+
+
+def _sim(results: Mapping[str, MeasureResult], name: str, base: Fingerprint, cur: Fingerprint) -> float | None:
+    """A measure's score, reusing the result when it was configured."""
+    s = scored(results, name)
+    if s is None and name not in results:
+        spec = ms.get(name)
+        s = spec.fn(base, cur, ms.Context()) if ms.applicable(spec, base, cur) else None
+    return s
+
+
+def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResult], cfg: EngineConfig,
+               seed_url: str) -> Decision:
+    """Is the capture still on the topic the curator chose?"""
+    reasons: list[str] = []
+    checks: list[str] = []
+    cos = _sim(results, "cosine", base, cur)
+    title = _sim(results, "title", base, cur)
+    if cfg.site_identity and cur.kind != "binary" and title is not None and cos is not None \
+            and title < IDENTITY_TITLE and cos < IDENTITY_COSINE:
+        checks.append("identity")
+        reasons.append(f"site identity lost: title similarity {fmt(title)} < {fmt(IDENTITY_TITLE)} and cosine "
+                       f"{fmt_vs(cos, IDENTITY_COSINE)} < {fmt(IDENTITY_COSINE)}")
+    kind = seed_kind(seed_url)
+    if kind == "page" and cfg.page_subject and cos is not None and cos < SUBJECT_COSINE and "identity" not in checks:
+        subj = title_subject(base.title, cur.title)
+        if subj is not None and subj < SUBJECT_TITLE:
+            checks.append("replaced")
+            reasons.append(f"page replaced: another subject under the same address (title words kept "
+                           f"{fmt(subj)} < {fmt(SUBJECT_TITLE)}, cosine {fmt_vs(cos, SUBJECT_COSINE)} < "
+                           f"{fmt(SUBJECT_COSINE)})")
+    off_policy, m_reasons = _measure_reasons(results, cfg)
+    if checks or off_policy:
+        return Decision("off-topic", "off-topic", "; ".join(reasons + m_reasons), 0.9, tuple(checks))
+    cont = _sim(results, "containment", base, cur)
+    doi_r = scored(results, "doi")
+    what = "home page" if kind == "site" else "page"
+    if doi_r is not None and doi_r < 1.0:
+        return Decision("on-topic", "drifted", f"on topic; DOI lost ({fmt(doi_r)} of the baseline's kept)", 0.4)
+    if cont is not None and cont < DRIFT_CONTAINMENT:
+        if cont < TEXT_REPLACED:
+            how = "same site, text replaced" if kind == "site" else "same subject, text rewritten"
+        else:
+            how = "same site, text changed" if kind == "site" else "same subject, text changed"
+        return Decision("on-topic", "drifted",
+                        f"on topic ({what}: {how}; containment {fmt(cont)} < {fmt(DRIFT_CONTAINMENT)})", 0.3)
+    return Decision("on-topic", "minor", f"on topic ({what}: small change"
+                    + (f", containment {fmt(cont)})" if cont is not None else ")"), 0.1)
+
+
+def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResult], cfg: EngineConfig,
+         seed_url: str) -> Decision:
+    """Is the text that was there still there?"""
+    cont = _sim(results, "containment", base, cur)
+    res = _sim(results, "resemblance", base, cur)
+    cos = _sim(results, "cosine", base, cur)
+    off_policy, m_reasons = _measure_reasons(results, cfg)
+    if off_policy:
+        return Decision("off-topic", "off-topic", "text gone: " + "; ".join(m_reasons), 0.9, ("replaced",))
+    if cont is None:
+        return Decision("on-topic", "minor", "text changed; no shingles to compare (n/a)", 0.2)
+    if cont < TEXT_REPLACED and (cos is None or cos < TEXT_REPLACED_COSINE):
+        why = f"text replaced: containment {fmt(cont)} < {fmt(TEXT_REPLACED)}"
+        if cos is not None:
+            why += f", cosine {fmt(cos)}"
+        return Decision("off-topic", "off-topic", "; ".join([why, *m_reasons]), 0.9, ("replaced",))
+    if cont >= TEXT_UNCHANGED and (res is None or res >= TEXT_UNCHANGED):
+        return Decision("on-topic", "unchanged", f"same text (containment {fmt(cont)})", 0.0)
+    if cont >= TEXT_MINOR:
+        extra = "text added around it" if (res is not None and res < TEXT_MINOR) else "small edits"
+        return Decision("on-topic", "minor", f"text kept ({extra}; containment {fmt(cont)})", 0.1)
+    return Decision("on-topic", "drifted", f"text drifted: containment {fmt(cont)} < {fmt(TEXT_MINOR)} "
+                    f"(part of the text was replaced or reworded)", 0.5)

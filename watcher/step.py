@@ -1,0 +1,132 @@
+"""The one scoring step: ``score_next(state, capture) -> (verdict, new state)``.
+
+Batch folds it over a history in capture-time order (:meth:`Engine.scan_history`),
+the streaming watcher drives it from the store (:class:`watcher.watch.Watcher`),
+and ``compare`` is a two-capture history.  Because the step reads only the
+state built from earlier captures (the baseline, never an IDF over the whole
+history or anything later), a batch result is exactly what the stream says.
+
+The state is small on purpose (a baseline fingerprint in compact form, and the
+pinned one when a pin is configured): about 1.5 kB per URL.
+
+Order: a capture that arrives late is scored against the baseline in force at
+its capture time.  Under ``first``/``first-valid`` the baseline is the earliest
+capture fit to be one, so a late capture earlier than the baseline becomes the
+new baseline when it is fit; the stream then re-scores the later captures it
+still holds (see Watcher) and re-publishes changed verdicts as new versions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from datetime import datetime
+
+from .model import Capture, Fingerprint, Verdict, ts14, utc
+from .verdict import Decision, extraction_failed
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """A capture serving as baseline: when, where, and its fingerprint in
+    state form (:func:`state_form`)."""
+
+    capture_time: datetime
+    uri_m: str | None
+    fingerprint: Fingerprint
+
+
+def state_form(fp: Fingerprint, keep_shingles: bool = False, keep_tokens: bool = False) -> Fingerprint:
+    """What a baseline keeps of a fingerprint: the same in batch and stream,
+    so that both score later captures against the same thing.  The whole
+    shingle set gives way to its bottom-k sample (kept), the word sequence and
+    the text are dropped unless configured; what is dropped leaves the
+    recorded features, so a measure that needs it is n/a."""
+    drop = set()
+    if not keep_shingles:
+        drop.add("shingles")
+    if not keep_tokens:
+        drop |= {"tokens", "text"}
+    return dataclasses.replace(
+        fp,
+        headings=(),  # read once, for the page kind
+        citation={},  # the DOI profile keeps the record it needs in its own field
+        shingles=fp.shingles if keep_shingles else None,
+        tokens=fp.tokens if keep_tokens else None,
+        text=fp.text if keep_tokens else None,
+        features=fp.features - drop,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryState:
+    """Everything a history's next capture is scored against.
+
+    ``baseline``: the first capture fit to be a baseline (``first``,
+    ``first-valid``), or the latest on-topic one (``rolling``).  ``pinned``:
+    the configured pinned capture once seen; it is the baseline from its capture
+    time on (captures before it keep ``baseline``).
+    """
+
+    baseline: Reference | None = None
+    pinned: Reference | None = None
+
+    def reference_at(self, when: datetime) -> Reference | None:
+        """The baseline in force for a capture taken at ``when``."""
+        t = utc(when)
+        if self.pinned is not None and self.pinned.capture_time <= t:
+            return self.pinned
+        if self.baseline is not None and self.baseline.capture_time <= t:
+            return self.baseline
+        return None
+
+
+def unfit_reason(fp: Fingerprint, policy: str) -> str | None:
+    """Why ``fp`` cannot be a baseline, or None when it can.
+
+    Under every policy: no content, an unreadable or binary payload, no words,
+    an HTTP error or redirect status, a redirect stub, an off-topic page kind
+    (soft 404, parked, suspended, bot wall...).  A baseline is what every later
+    capture is judged against: a "301 Moved Permanently" page or a parked
+    domain as baseline turns every real page after it into "off topic".
+    """
+    if extraction_failed(fp):
+        return fp.error or "extraction failed"
+    if fp.is_empty:
+        return f"no content ({fp.error or 'empty'})"
+    if fp.kind == "binary":
+        return "not a document"
+    if fp.http_status is not None and not 200 <= fp.http_status < 300:
+        return f"HTTP {fp.http_status}"
+    if fp.redirect:
+        return f"redirect stub to {fp.redirect}"
+    if fp.word_count == 0:
+        return "no words"
+    if fp.page_kind:
+        return f"page kind {fp.page_kind} ({fp.page_kind_evidence})"
+    return None
+
+
+def make_verdict(history: str, cap: Capture, fp: Fingerprint, ref: Reference | None, results: dict[str, object],
+                 d: Decision, profile: str, score: float) -> Verdict:
+    from .model import MeasureResult, verdict_id
+
+    measures = {k: v for k, v in results.items() if isinstance(v, MeasureResult)}
+    return Verdict(
+        verdict_id=verdict_id(history, cap.timestamp, fp.digest),
+        history=history, url=cap.url, capture_time=utc(cap.timestamp), uri_m=cap.uri_m, digest=fp.digest,
+        baseline_time=ref.capture_time if ref else None, baseline_uri_m=ref.uri_m if ref else None,
+        measures=measures, status=d.status, change=d.change, reason=d.reason,
+        page_kind=fp.page_kind, language=fp.language, byte_count=fp.byte_count, word_count=fp.word_count,
+        title=fp.title, seed=cap.seed, job=cap.job, label=cap.label, drift_score=score,
+        profile=profile, checks=d.checks,
+    )
+
+
+def same_verdict(a: Verdict, b: Verdict) -> bool:
+    """Equal in everything a reader acts on (the version aside)."""
+    return dataclasses.replace(a, version=1) == dataclasses.replace(b, version=1)
+
+
+def pinned_here(pins: dict[str, str] | None, history: str, cap: Capture) -> bool:
+    return bool(pins) and pins is not None and pins.get(history) == ts14(cap.timestamp)
