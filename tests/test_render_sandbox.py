@@ -38,11 +38,12 @@ async def _render_once(cfg: RenderConfig) -> tuple[RenderPool, list[tuple[int, s
 
     app = web.Application()
     app.router.add_get("/", page)
+    others = set(chromium_browser_pids())  # browsers of session-wide pools in this process
     pool = RenderPool(cfg, ("127.0.0.1/32",), fetch=LIVE)
     async with serve(app) as base:
         html, _ = await pool.render(base + "/")
     assert b"sandboxed page" in html
-    infos = [_proc_info(pid) for pid in chromium_browser_pids()]
+    infos = [_proc_info(pid) for pid in chromium_browser_pids() if pid not in others]
     return pool, infos
 
 
