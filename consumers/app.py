@@ -32,6 +32,7 @@ from watcher.broker import EmbeddedBroker, broker_reachable, ensure_topics
 from watcher.config import Config
 from watcher.engine import Engine
 from watcher.errors import ConfigError, DriftlineError
+from watcher.events import check_formats
 from watcher.kafkasec import kafka_security_options
 from watcher.metrics import Metrics, MetricsServer
 from watcher.recommend import Recommender
@@ -39,6 +40,7 @@ from watcher.store import BaselineStore, open_store
 from watcher.watch import Watcher
 
 from .deadletter import DeadLetters
+from .logfilter import install_client_log_limit
 from .publisher import Publisher
 from .router import Router
 from .runner import PartitionRunner
@@ -61,8 +63,13 @@ class ConsumerApp:
     def __init__(self, cfg: Config, *, metrics: Metrics | None = None) -> None:
         if cfg.kafka.bootstrap_servers is None and not cfg.kafka.embedded_broker:
             raise ConfigError("kafka.bootstrap_servers is unset and kafka.embedded_broker is false")
+        check_formats(cfg.kafka.input_topics)  # an unknown feed format fails here, in one line
         self.cfg = cfg
-        self.metrics = metrics or Metrics()
+        alert_changes = {c for changes in [*cfg.alerts.changes.values(), *cfg.alerts.topics.values()] for c in changes}
+        self.metrics = metrics or Metrics(max_collections=cfg.metrics.max_collections,
+                                          collections=cfg.metrics.collections, input_topics=cfg.kafka.input_topics,
+                                          alert_changes=alert_changes)
+        self.metrics.add_input_topics(cfg.kafka.input_topics)
         self.broker: EmbeddedBroker | None = None
         self.bootstrap_servers = cfg.kafka.bootstrap_servers or f"127.0.0.1:{cfg.kafka.embedded_port}"
         self.kafka_security = kafka_security_options(cfg.kafka)  # fails early on an incomplete TLS/SASL setting
@@ -82,6 +89,7 @@ class ConsumerApp:
 
     async def start(self) -> None:
         cfg, k = self.cfg, self.cfg.kafka
+        install_client_log_limit(k.client_log_interval_s)
         try:
             if k.bootstrap_servers is None:
                 self.broker = EmbeddedBroker(k.embedded_port)
@@ -91,16 +99,18 @@ class ConsumerApp:
             self._executor = ThreadPoolExecutor(max_workers=max(1, k.score_threads), thread_name_prefix="driftline")
             await self._build_pipeline()
             if cfg.metrics.enabled:
-                self.metrics_server = MetricsServer(self.metrics, cfg.metrics.host, cfg.metrics.port, self.ready)
+                self.metrics_server = MetricsServer(self.metrics, cfg.metrics.host, cfg.metrics.port, self.ready,
+                                                    self.assigned)
                 await self.metrics_server.start()
             assert self.scoring is not None and self.publisher is not None
             if k.rekey:
                 router = Router(cfg, self.publisher, self.scoring.dead_letters, self.metrics)
                 self.router = PartitionRunner("router", k, self.bootstrap_servers, f"{k.group_id}-router",
-                                              k.input_topics, router.handle, self.metrics)
+                                              k.input_topics, router.handle, self.metrics,
+                                              lag_interval_s=cfg.metrics.lag_interval_s)
             score_topics = [k.keyed_topic] if k.rekey else list(k.input_topics)
             self.scorer = PartitionRunner("scorer", k, self.bootstrap_servers, k.group_id, score_topics,
-                                          self.scoring.handle, self.metrics)
+                                          self.scoring.handle, self.metrics, lag_interval_s=cfg.metrics.lag_interval_s)
             await self.scorer.start()
             if self.router is not None:
                 await self.router.start()
@@ -117,6 +127,7 @@ class ConsumerApp:
         cfg = self.cfg
         self.store = await asyncio.to_thread(open_store, cfg.store)
         watcher = Watcher(Engine(cfg.engine), self.store)
+        watcher.on_stage = self.metrics.observe_stage
         if cfg.render.enabled:
             # Chromium starts on the first page that needs rendering (live, or archived with render.archived).
             self.renderer = RenderPool(cfg.render, cfg.acquire.allow_addresses, fetch=cfg.acquire.live,
@@ -195,14 +206,22 @@ class ConsumerApp:
         return self.scoring.verdicts if self.scoring is not None else 0
 
     async def ready(self) -> bool:
-        """Ready: the scorer has partitions and the broker answers (cached 2 s)."""
+        """Ready: alive and connected -- the consumers are started and the broker
+        answers (cached 2 s).  Owning partitions is *not* required: a replica
+        beyond the partition count is a healthy standby, and requiring an
+        assignment kept such replicas un-Ready forever and stalled rollouts.
+        Ownership is :meth:`assigned` (``/assigned``, ``driftline_assigned_partitions``)."""
         now = time.monotonic()
         if now - self._ready_cache[0] < 2.0:
             return self._ready_cache[1]
-        ok = bool(self.scorer and self.scorer.assignment()) and await broker_reachable(self.bootstrap_servers,
-                                                                                       security=self.kafka_security)
+        started = self.scorer is not None and self.scorer.consumer is not None
+        ok = started and await broker_reachable(self.bootstrap_servers, security=self.kafka_security)
         self._ready_cache = (now, ok)
         return ok
+
+    async def assigned(self) -> bool:
+        """True while this replica's scorer owns partitions."""
+        return bool(self.scorer and self.scorer.assignment())
 
     async def caught_up(self) -> bool:
         """True when router and scorer have processed everything produced so far."""
@@ -248,7 +267,7 @@ class ConsumerApp:
                 # too, so every position held for the old logs is reset.  (Left
                 # open: if clients re-create *every* topic before this check
                 # runs, the runners notice only when a log is shorter than
-                # their position; see PartitionRunner._update_lag.)
+                # their position; see PartitionRunner._check_log_resets.)
                 log.warning("topics %s were missing (broker restarted without its data?): re-created; reading "
                             "all input topics from the start", created)
                 for runner in (self.router, self.scorer):
@@ -259,6 +278,8 @@ class ConsumerApp:
         while True:
             if self.store is not None:
                 try:
+                    # Read from the store: with a shared store every replica
+                    # exports the same number (rules and panels take max()).
                     count = await asyncio.to_thread(self.store.histories_off_topic)
                     self.metrics.urls_off_topic.set(count)
                 except Exception as exc:  # a gauge must not kill the app

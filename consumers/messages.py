@@ -20,6 +20,9 @@ from watcher.store.codec import verdict_to_dict
 # A dead letter holds the original bytes base64-encoded (4/3 larger): cap them
 # so the dead letter itself stays under the broker's default 1 MB message size.
 DEAD_LETTER_MAX_VALUE_BYTES = 512 * 1024
+# Keys are capped alike (in the body); a longer key is not used as the dead letter's Kafka key.
+DEAD_LETTER_MAX_KEY_BYTES = 64 * 1024
+MAX_DEAD_LETTER_KEY_BYTES = 1024
 
 # Headers the router puts on re-keyed events: where the raw event came from.
 H_SRC_TOPIC = "driftline-source-topic"
@@ -78,10 +81,13 @@ def dead_letter_message(
     truncated = value is not None and size > DEAD_LETTER_MAX_VALUE_BYTES
     if truncated and value is not None:
         value = value[:DEAD_LETTER_MAX_VALUE_BYTES]
+    key_size = len(key) if key is not None else 0
+    if key is not None and key_size > DEAD_LETTER_MAX_KEY_BYTES:
+        key = key[:DEAD_LETTER_MAX_KEY_BYTES]
     return _dumps({
         "type": "dead-letter",
         "reason": reason,
-        "message": message[:2000],
+        "message": _encodable(message[:2000]),
         "error_class": error_class,
         "topic": topic,
         "partition": partition,
@@ -90,6 +96,32 @@ def dead_letter_message(
         "value_b64": base64.b64encode(value).decode("ascii") if value is not None else None,
         "value_bytes": size,
         "value_truncated": truncated,
+        "key_bytes": key_size,
+        "key_truncated": key_size > DEAD_LETTER_MAX_KEY_BYTES,
         "consumed_from": dict(consumed_from) if consumed_from else None,
         "time": iso(datetime.now(UTC)),
     })
+
+
+def _encodable(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def minimal_dead_letter(*, reason: str, message: str, topic: str, partition: int, offset: int,
+                        error_class: str | None, note: str) -> bytes:
+    """A dead letter without the original bytes (ASCII JSON, small): sent when the
+    full one cannot be built or is refused, so the source position is never lost."""
+    return json.dumps({
+        "type": "dead-letter",
+        "reason": reason,
+        "message": _encodable(message[:2000]),
+        "error_class": error_class,
+        "topic": _encodable(str(topic))[:500],
+        "partition": partition,
+        "offset": offset,
+        "key_b64": None,
+        "value_b64": None,
+        "value_truncated": True,
+        "minimal": _encodable(note[:500]),
+        "time": iso(datetime.now(UTC)),
+    }, ensure_ascii=True, sort_keys=True, separators=(",", ":")).encode("ascii")

@@ -16,11 +16,12 @@ The offset is committed only after the keyed copy is acknowledged.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
 from watcher.config import Config
-from watcher.errors import DriftlineError, SkipEvent
+from watcher.errors import DriftlineError, EventError, SkipEvent
 from watcher.events import parse_event, should_skip
 from watcher.metrics import Metrics
 
@@ -41,26 +42,40 @@ class Router:
         self.metrics = metrics
 
     async def handle(self, record: Record) -> None:
+        """Route one record; never raises (except on cancellation at shutdown).
+
+        Every outcome is one of: re-keyed onto ``keyed_topic``, counted skip,
+        or dead letter (bad input with its slug; anything unexpected as
+        ``internal``, with its traceback logged).
+        """
+        # Counted here, once: the scorer does not count the re-keyed copy.
         self.metrics.events_consumed.labels(topic=record.topic).inc()
-        fmt = self.cfg.kafka.input_topics.get(record.topic, "auto")
         try:
-            event = parse_event(record.value if record.value is not None else b"", fmt)
-            reason = should_skip(event, self.cfg.events)
+            await self._route(record)
         except SkipEvent as skip:
-            reason = skip.reason
+            self.metrics.events_skipped.labels(reason=skip.reason).inc()
         except DriftlineError as exc:
             self.metrics.events_failed.labels(reason=exc.reason).inc()
             await self.dead_letters.send(record, exc.reason, str(exc), type(exc).__name__)
-            return
-        except Exception as exc:  # a bug must not stop the partition
-            log.exception("router: internal error on %s[%d]@%d", record.topic, record.partition, record.offset)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bug must not stop the partition, nor lose the event
+            log.exception("router: internal error on %s[%d]@%d", record.topic, record.partition, record.offset,
+                          extra={"topic": record.topic, "partition": record.partition, "offset": record.offset,
+                                 "reason": "internal"})
             self.metrics.events_failed.labels(reason="internal").inc()
             await self.dead_letters.send(record, "internal", repr(exc), type(exc).__name__)
-            return
+
+    async def _route(self, record: Record) -> None:
+        fmt = self.cfg.kafka.input_topics.get(record.topic, "auto")
+        event = parse_event(record.value if record.value is not None else b"", fmt)
+        reason = should_skip(event, self.cfg.events)
         if reason is not None:
-            self.metrics.events_skipped.labels(reason=reason).inc()
-            return
-        key = event.history_key(self.cfg).encode("utf-8")
+            raise SkipEvent(reason)
+        try:
+            key = event.history_key(self.cfg).encode("utf-8")
+        except (UnicodeError, ValueError) as exc:
+            raise EventError(f"URL has no canonical key: {exc}", reason="bad_url") from None
         headers: list[tuple[str, bytes]] = [
             (H_SRC_TOPIC, record.topic.encode("utf-8")),
             (H_SRC_PARTITION, str(record.partition).encode("ascii")),
@@ -69,8 +84,5 @@ class Router:
         ]
         if record.key is not None:
             headers.append((H_SRC_KEY, bytes(record.key)))
-        try:
-            await self.publisher.send_all([(self.cfg.kafka.keyed_topic, key, record.value, headers)])
-        except DriftlineError as exc:  # PublishError: too large to re-produce
-            self.metrics.events_failed.labels(reason=exc.reason).inc()
-            await self.dead_letters.send(record, exc.reason, str(exc), type(exc).__name__)
+        # PublishError (a value too large to re-produce) dead-letters it in handle().
+        await self.publisher.send_all([(self.cfg.kafka.keyed_topic, key, record.value, headers)])

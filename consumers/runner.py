@@ -18,6 +18,12 @@ next owner re-reads them from the committed offset), waits for the record
 being processed, and commits exactly the revoked partitions' offsets.  No
 lock is held across ``getmany``.  A commit refused with ``CommitFailedError``
 is logged: the new owner redoes that work, idempotently.
+
+Lag is read from the broker on a timer (``metrics.lag_interval_s``): the
+group's committed offsets against the end offsets, for *every* partition of
+the runner's topics, owned or not, paused or not.  A position held in memory
+would vanish with a rebalance (the series disappear and lag alerts go blind)
+and stand still while partitions are paused.
 """
 
 from __future__ import annotations
@@ -53,6 +59,14 @@ class _Partition:
     committed: int | None = None
     revoked: bool = False
     generation: int = 0  # bumped when the partition's log was reset (a memory broker restarted)
+    current_ts: float | None = None  # broker timestamp (s) of the record being handled
+    last_ts: float | None = None  # broker timestamp (s) of the last record handled
+
+
+def _record_time(record: Record) -> float | None:
+    """The record's broker timestamp in seconds, if it has one."""
+    ts = getattr(record, "timestamp", None)
+    return ts / 1000.0 if isinstance(ts, int) and ts > 0 else None
 
 
 class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
@@ -83,6 +97,7 @@ class PartitionRunner:
         topics: Iterable[str],
         handler: Handler,
         metrics: Metrics,
+        lag_interval_s: float = 10.0,
     ) -> None:
         self.name = name
         self.kafka = kafka
@@ -97,9 +112,13 @@ class PartitionRunner:
         self._paused = False
         self._stopping = asyncio.Event()
         self._loop_task: asyncio.Task[None] | None = None
+        self._lag_task: asyncio.Task[None] | None = None
+        self.lag_interval_s = lag_interval_s
         self._last_commit = time.monotonic()
         self._last_lag = 0.0
-        self._lag_labels: set[TopicPartition] = set()
+        self._lag_seconds_labels: set[TopicPartition] = set()
+        self.lag: dict[TopicPartition, int] = {}  # the group's lag per partition, from the last reading
+        self._lag_owned: dict[TopicPartition, str] = {}  # the "owned" label each partition's lag series has
         self._reset_topics: set[str] = set()
         self.processed = 0
 
@@ -125,11 +144,17 @@ class PartitionRunner:
         await self.consumer.start()
         self.consumer.subscribe(self.topics, listener=_Listener(self))
         self._loop_task = asyncio.create_task(self._fetch_loop(), name=f"driftline-{self.name}-fetch")
+        self._lag_task = asyncio.create_task(self._lag_loop(), name=f"driftline-{self.name}-lag")
         log.info("%s: consuming %s as group %s", self.name, self.topics, self.group_id)
 
     async def stop(self, timeout_s: float | None = None) -> None:
         """Stop fetching, finish queued work (up to ``timeout_s``), commit, close."""
         self._stopping.set()
+        if self._lag_task is not None:
+            self._lag_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._lag_task
+            self._lag_task = None
         if self._loop_task is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._loop_task
@@ -187,6 +212,7 @@ class PartitionRunner:
     def on_assigned(self, assigned: list[TopicPartition]) -> None:
         for tp in assigned:
             self._parts.setdefault(tp, _Partition(tp))
+        self.metrics.assigned_partitions.labels(stage=self.name).set(len(assigned))  # eager: the whole assignment
         log.info("%s: assigned %s", self.name, sorted(f"{tp.topic}[{tp.partition}]" for tp in assigned))
 
     async def on_revoked(self, revoked: list[TopicPartition]) -> None:
@@ -203,9 +229,11 @@ class PartitionRunner:
         await self._commit_parts(parts)
         for part in parts:
             self._parts.pop(part.tp, None)
-            if part.tp in self._lag_labels:
-                self._lag_labels.discard(part.tp)
-                self.metrics.consumer_lag.remove(part.tp.topic, str(part.tp.partition))
+            if part.tp in self._lag_seconds_labels:
+                # Age is known only to the owner; the new owner exports it.
+                self._lag_seconds_labels.discard(part.tp)
+                self.metrics.consumer_lag_seconds.remove(self.name, part.tp.topic, str(part.tp.partition))
+        self.metrics.assigned_partitions.labels(stage=self.name).set(len(self.assignment() - set(revoked)))
         if revoked:
             log.info("%s: revoked %s", self.name, sorted(f"{tp.topic}[{tp.partition}]" for tp in revoked))
 
@@ -259,7 +287,7 @@ class PartitionRunner:
                     await self.commit()
                 if now - self._last_lag >= 2.0:
                     self._last_lag = now
-                    self._update_lag()
+                    self._check_log_resets()
             except asyncio.CancelledError:
                 raise
             except KafkaError as exc:
@@ -306,17 +334,25 @@ class PartitionRunner:
             while part.queue and not part.revoked:
                 record = part.queue.popleft()
                 generation = part.generation
+                part.current_ts = _record_time(record)
                 try:
                     await self.handler(record)
                 except asyncio.CancelledError:
                     self._set_in_flight(self._in_flight - 1)
                     raise
-                except Exception:
+                except Exception:  # the handlers dead-letter every failure: this is a bug in that path
                     log.exception("%s: handler raised for %s[%d]@%d; skipping it", self.name,
-                                  record.topic, record.partition, record.offset)
+                                  record.topic, record.partition, record.offset,
+                                  extra={"topic": record.topic, "partition": record.partition,
+                                         "offset": record.offset, "reason": "unhandled"})
+                    self.metrics.events_failed.labels(reason="unhandled").inc()
+                finally:
+                    part.current_ts = None
                 if part.generation == generation:
                     part.done = record.offset + 1
+                part.last_ts = _record_time(record)
                 self.processed += 1
+                self.metrics.records_processed.labels(stage=self.name).inc()
                 self._set_in_flight(self._in_flight - 1)
         finally:
             part.task = None
@@ -332,7 +368,8 @@ class PartitionRunner:
         if delta:
             self.metrics.in_flight.inc(delta)
 
-    def _update_lag(self) -> None:
+    def _check_log_resets(self) -> None:
+        """Notice a log shorter than what we finished: the broker lost it."""
         consumer = self.consumer
         if consumer is None:
             return
@@ -347,12 +384,80 @@ class PartitionRunner:
                 log.warning("%s: %s[%d] high watermark %d is below our offset %d: log was reset",
                             self.name, tp.topic, tp.partition, high, part.done)
                 self.topics_recreated([tp.topic])
+
+    # -- lag ------------------------------------------------------------------------
+
+    async def _lag_loop(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                await asyncio.wait_for(self.update_lag(), max(5.0, self.lag_interval_s))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # broker away: keep the last reading, try again
+                log.debug("%s: lag update failed: %r", self.name, exc)
+            await asyncio.sleep(self.lag_interval_s)
+
+    def _all_partitions(self) -> list[TopicPartition]:
+        consumer = self.consumer
+        if consumer is None:
+            return []
+        out: list[TopicPartition] = []
+        for topic in self.topics:
+            for p in sorted(consumer.partitions_for_topic(topic) or ()):
+                out.append(TopicPartition(topic, p))
+        return out
+
+    async def update_lag(self) -> None:
+        """Read the group's lag for every partition of our topics from the broker.
+
+        Lag = end offset - committed offset (or - the log start when the group
+        never committed); for a partition this replica owns, work finished but
+        not yet committed counts as done and the end offset is also taken from
+        our fetches' high watermark (label ``owned="true"``).  Every replica of
+        the group exports every partition, so no series vanishes in a
+        rebalance; rules take the owner's figure where there is one, else the
+        max of the others.
+        """
+        consumer = self.consumer
+        tps = self._all_partitions()
+        if consumer is None or not tps:
+            return
+        self.metrics.assigned_partitions.labels(stage=self.name).set(len(self.assignment()))
+        ends = await consumer.end_offsets(tps)
+        committed = await asyncio.gather(*(consumer.committed(tp) for tp in tps))
+        never = [tp for tp, c in zip(tps, committed, strict=True) if c is None]
+        starts = await consumer.beginning_offsets(never) if never else {}
+        now = time.time()
+        for tp, done in zip(tps, committed, strict=True):
+            position = int(done) if done is not None else int(starts.get(tp, 0))
+            part = self._parts.get(tp)
+            if part is not None and part.done is not None and tp in self.assignment():
+                position = max(position, part.done)
+            end = int(ends.get(tp, 0))
+            if tp in self.assignment():
+                # The high watermark of our last fetch as well: Tansu's ListOffsets
+                # answers stale end offsets for some logs (one per batch), fetches don't.
+                end = max(end, int(consumer.highwater(tp) or 0))
+            lag = max(0, end - position)
+            self.lag[tp] = lag
+            owned = "true" if tp in self.assignment() else "false"
+            labels = (self.name, tp.topic, str(tp.partition))
+            if self._lag_owned.get(tp, owned) != owned:  # one series per partition and replica
+                with contextlib.suppress(KeyError):
+                    self.metrics.consumer_lag.remove(*labels, self._lag_owned[tp])
+            self._lag_owned[tp] = owned
+            self.metrics.consumer_lag.labels(*labels, owned).set(lag)
+            if part is None or tp not in self.assignment():
                 continue
-            position = part.done if part.done is not None else part.committed
-            if position is None:
-                continue
-            self._lag_labels.add(tp)
-            self.metrics.consumer_lag.labels(topic=tp.topic, partition=str(tp.partition)).set(max(0, high - position))
+            oldest = part.current_ts or (_record_time(part.queue[0]) if part.queue else None)
+            if oldest is None and lag:
+                oldest = part.last_ts  # nothing fetched yet (paused): the last one finished bounds it
+                if oldest is None:
+                    continue  # a new owner that has read nothing yet: unknown until the first record
+            age = max(0.0, now - oldest) if oldest is not None and (lag or part.queue) else 0.0
+            self._lag_seconds_labels.add(tp)
+            self.metrics.consumer_lag_seconds.labels(stage=self.name, topic=tp.topic,
+                                                     partition=str(tp.partition)).set(age)
 
     # -- commits ----------------------------------------------------------------
 
@@ -367,6 +472,8 @@ class PartitionRunner:
             return
         offsets = {p.tp: p.done for p in parts if p.done is not None and p.done != p.committed}
         if not offsets:
+            return
+        if not await self._offsets_intact([p for p in parts if p.tp in offsets and p.committed is not None]):
             return
         try:
             await consumer.commit(offsets)
@@ -383,3 +490,36 @@ class PartitionRunner:
             if p.tp in offsets:
                 p.committed = offsets[p.tp]
         log.debug("%s: committed %s", self.name, {f"{tp.topic}[{tp.partition}]": o for tp, o in offsets.items()})
+
+    async def _offsets_intact(self, parts: list[_Partition]) -> bool:
+        """True when the broker still holds the offsets this member committed last.
+
+        Why: a broker that restarted without its data (the embedded broker's
+        memory storage) has new, empty logs under the old topic names.  Until
+        the member notices, it fetches at its old positions: once the new log
+        is longer than that, the records before the position are silently
+        skipped, and committing the next offset would make the skip permanent
+        (in one run 1 of 400 events produced the moment the broker answered was
+        lost that way).  The group's committed offset vanishing (or going
+        backwards) is the sure sign: then nothing is committed, and the topic
+        is read again from the start of its new log (at least once: a record
+        read twice is scored idempotently).  Costs one offset fetch per
+        partition per commit, concurrently.
+        """
+        consumer = self.consumer
+        if consumer is None or not parts:
+            return True
+        try:
+            found = await asyncio.wait_for(asyncio.gather(*(consumer.committed(p.tp) for p in parts)),
+                                           self.kafka.request_timeout_ms / 1000)
+        except (KafkaError, TimeoutError) as exc:
+            log.warning("%s: cannot check committed offsets (%r); not committing now", self.name, exc)
+            return False
+        for part, theirs in zip(parts, found, strict=True):
+            if part.committed is not None and (theirs is None or theirs < part.committed):
+                log.warning("%s: the broker lost the committed offset of %s[%d] (ours %d, its %s): it restarted "
+                            "without its data; reading %s again from the start of its new log", self.name,
+                            part.tp.topic, part.tp.partition, part.committed, theirs, part.tp.topic)
+                self.topics_recreated([part.tp.topic])
+                return False
+        return True

@@ -30,7 +30,7 @@ from typing import Any, Protocol, TypeVar
 
 from watcher.actuators import Actuator, apply_recommendation
 from watcher.config import Config
-from watcher.errors import DriftlineError, SkipEvent, StoreError
+from watcher.errors import DriftlineError, SkipEvent, StoreError, TooLargeError
 from watcher.events import CaptureEvent, parse_event, should_skip
 from watcher.metrics import Metrics
 from watcher.model import Capture, Verdict
@@ -80,6 +80,21 @@ class RecommenderLike(Protocol):
     def observe(self, verdict: Verdict, event: Any = None) -> Any: ...
 
 
+def event_collection(event: CaptureEvent | None) -> str | None:
+    """The crawl job or collection an event belongs to (a metrics label, bounded by
+    :meth:`watcher.metrics.Metrics.collection`): the event's ``job``, else an
+    Archive-It style ``collection``/``collection_id`` field."""
+    if event is None:
+        return None
+    if event.job:
+        return event.job
+    for key in ("collection", "collection_id", "crawl", "crawl_id"):
+        value = event.extra.get(key)
+        if value is not None and str(value):
+            return str(value)
+    return None
+
+
 class Scorer:
     def __init__(
         self,
@@ -118,7 +133,8 @@ class Scorer:
     async def handle(self, record: Record) -> None:
         """Score one record; never raises (except on cancellation at shutdown)."""
         started = time.perf_counter()
-        self.metrics.events_consumed.labels(topic=record.topic).inc()
+        if record.topic in self.cfg.kafka.input_topics:  # re-keyed copies were counted by the router
+            self.metrics.events_consumed.labels(topic=record.topic).inc()
         try:
             await self._score_retrying(record)
         except SkipEvent as skip:
@@ -166,13 +182,21 @@ class Scorer:
         topic, partition, offset, _ = source_position(record)
         event = parse_event(record.value if record.value is not None else b"", self._format(record))
         event = event.with_position(topic, partition, offset)
+        # The collection's series exist (at 0) before its first verdict is counted.
+        self.metrics.collection(event_collection(event))
         reason = should_skip(event, self.cfg.events)
         if reason is not None:
             raise SkipEvent(reason)
+        cap = self.cfg.acquire.live.max_bytes
+        if event.content is not None and len(event.content) > cap:
+            # The payload cap holds for bytes that came inline as for fetched ones.
+            raise TooLargeError(f"inline content of {len(event.content)} bytes is over acquire.live.max_bytes ({cap})")
         history = self.watcher.history_key(event.url)
         baseline = await self._call(self.watcher.baseline_digest, history)
         if self.acquirer.needs_content(event, baseline):
+            started = time.perf_counter()
             capture = await self.acquirer.get(event)
+            self.metrics.stage_seconds.labels(stage="acquire").observe(time.perf_counter() - started)
         else:
             capture = event.to_capture(None, source="digest")
         profile = self.cfg.kafka.topic_profiles.get(event.topic or topic)
@@ -196,19 +220,23 @@ class Scorer:
             recommendation = await self._call(self.recommender.observe, verdict, event)
         if recommendation is not None:
             out.append((k.recommendations_topic, key, recommendation.to_json().encode("utf-8"), None))
+        started = time.perf_counter()
         await self.publisher.send_all(out)
+        self.metrics.stage_seconds.labels(stage="publish").observe(time.perf_counter() - started)
+        # A correction (a later capture re-scored) has no event: its verdict names the job.
+        collection = self.metrics.collection(event_collection(event) or verdict.job)
         if alert:
             await self._call(self.watcher.store.mark_alert_sent, verdict.verdict_id)
-            self.metrics.alerts.labels(change=verdict.change).inc()
+            self.metrics.alerts.labels(change=verdict.change, collection=collection).inc()
         if recommendation is not None:
             self.metrics.recommendations.labels(action=str(getattr(recommendation, "action", "stop-seed"))).inc()
             if self.actuator is not None and isinstance(recommendation, Recommendation):
                 # Only once the recommendation is on its topic: the crawler is
                 # told what driftline has durably said, never more.
                 await apply_recommendation(self.actuator, recommendation)
-        self.metrics.verdicts.labels(status=verdict.status, change=verdict.change).inc()
+        self.metrics.verdicts.labels(status=verdict.status, change=verdict.change, collection=collection).inc()
         for name, measure in verdict.measures.items():
             if measure.score is not None:
-                self.metrics.measure_score.labels(measure=name).observe(measure.score)
+                self.metrics.observe_measure(name, measure.score)
         self.verdicts += 1
         log.debug("verdict %s %s %s: %s", verdict.verdict_id, verdict.change, verdict.url, verdict.reason)

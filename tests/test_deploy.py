@@ -27,6 +27,8 @@ PROMETHEUS = shutil.which("prometheus")
 
 COUNTERS = {
     "driftline_events_consumed_total",
+    "driftline_records_processed_total",
+    "driftline_render_fallbacks_total",
     "driftline_events_skipped_total",
     "driftline_events_failed_total",
     "driftline_dead_letter_total",
@@ -36,11 +38,17 @@ COUNTERS = {
 }
 HISTOGRAMS = {
     "driftline_measure_score",
+    "driftline_measure_bits",
+    "driftline_measure_items",
+    "driftline_stage_seconds",
     "driftline_processing_seconds",
     "driftline_fetch_seconds",
     "driftline_render_seconds",
 }
-GAUGES = {"driftline_consumer_lag", "driftline_urls_off_topic", "driftline_in_flight", "driftline_up"}
+GAUGES = {"driftline_consumer_lag", "driftline_consumer_lag_seconds", "driftline_assigned_partitions",
+          "driftline_urls_off_topic", "driftline_in_flight", "driftline_up", "driftline_build_info",
+          "driftline_process_tree_resident_memory_bytes", "driftline_process_tree_pss_bytes",
+          "driftline_process_tree_processes"}
 KNOWN = COUNTERS | GAUGES | {h + s for h in HISTOGRAMS for s in ("_bucket", "_sum", "_count")}
 METRIC_RE = re.compile(r"\bdriftline_[a-z0-9_]+")
 
@@ -96,7 +104,65 @@ def test_rules_cover_required_alerts_and_known_metrics() -> None:
     assert alerts <= covered, f"alerts without a unit test: {alerts - covered}"
 
 
+def _alert_rules() -> list[dict[str, Any]]:
+    doc = yaml.safe_load((PROM / "rules.yml").read_text())
+    return [r for g in doc["groups"] for r in g["rules"] if "alert" in r]
+
+
+def test_every_alert_links_an_existing_runbook() -> None:
+    prefix = "https://github.com/driftline/driftline/blob/main/deploy/runbooks/"
+    for rule in _alert_rules():
+        url = rule["annotations"].get("runbook_url", "")
+        assert url.startswith(prefix), f"{rule['alert']}: runbook_url {url!r}"
+        page = DEPLOY / "runbooks" / url.removeprefix(prefix)
+        assert page.is_file(), f"{rule['alert']}: {page} missing"
+        assert rule["alert"] in page.read_text().splitlines()[0], f"{page.name} does not head {rule['alert']}"
+        assert rule["alert"] in (DEPLOY / "runbooks" / "README.md").read_text()
+
+
+def test_rules_aggregate_replicated_gauges_with_max() -> None:
+    """The group's lag and the store's off-topic count are exported by every
+    replica: summing them over replicas multiplies them by the pod count."""
+    doc = yaml.safe_load((PROM / "rules.yml").read_text())
+    dash = json.loads((DEPLOY / "grafana" / "driftline.json").read_text())
+    exprs = [r["expr"] for g in doc["groups"] for r in g["rules"]] + list(_walk_exprs(dash["panels"]))
+    for e in exprs:
+        flat = " ".join(e.split())
+        for m in re.finditer(r"(\w+(?: by \([^)]*\))?) \((?:deriv\()?driftline_(consumer_lag|urls_off_topic)\b", flat):
+            assert m.group(1).startswith("max"), f"{m.group(2)} aggregated with {m.group(1)}: {flat}"
+        assert "driftline_urls_off_topic" not in flat or "max(" in flat, flat
+
+
+def test_down_alert_matches_compose_servicemonitor_and_annotation_jobs() -> None:
+    down = next(r for r in _alert_rules() if r["alert"] == "DriftlineDown")
+    assert 'job=~"driftline.*"' in down["expr"] and 'service=~"driftline.*"' in down["expr"]
+    assert 'app_kubernetes_io_name="driftline"' in down["expr"]
+    assert "absent(" in down["expr"]
+    prom = yaml.safe_load((PROM / "prometheus.yml").read_text())
+    assert re.fullmatch("driftline.*", next(j["job_name"] for j in prom["scrape_configs"]
+                                            if "dns_sd_configs" in j or "static_configs" in j))
+    svc = k8s_objects()["Service"]
+    assert re.fullmatch("driftline.*", svc["metadata"]["name"])
+    assert svc["metadata"]["labels"]["app.kubernetes.io/name"] == "driftline"
+    mon = _monitoring()["ServiceMonitor"]
+    assert re.fullmatch("driftline.*", svc["metadata"]["labels"][mon["spec"]["jobLabel"]])
+
+
 # -- docker compose ---------------------------------------------------------
+
+
+def test_compose_replicas_are_found_by_dns_service_discovery() -> None:
+    """One static target behind a scaled service scrapes a random replica each
+    time; DNS discovery gives one target per container."""
+    prom = yaml.safe_load((PROM / "prometheus.yml").read_text())
+    job = next(j for j in prom["scrape_configs"] if j["job_name"] == "driftline")
+    assert "static_configs" not in job
+    sd = job["dns_sd_configs"][0]
+    services = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())["services"]
+    assert sd["names"] == ["driftline"] and "driftline" in services
+    assert sd["type"] == "A" and sd["port"] == 9308
+    assert "9308" in services["driftline"]["expose"]
+    assert "container_name" not in services["driftline"]  # a fixed name forbids --scale
 
 
 def test_compose_parses_and_mounts_exist() -> None:
@@ -170,6 +236,46 @@ def test_k8s_manifests() -> None:
     assert mounted["config"]["configMap"]["name"] == objs["ConfigMap"]["metadata"]["name"]
 
 
+def _monitoring() -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for f in sorted((DEPLOY / "k8s" / "monitoring").glob("*.yaml")):
+        for obj in yaml.safe_load_all(f.read_text()):
+            if obj:
+                out[obj["kind"]] = obj
+    return out
+
+
+def test_k8s_prometheusrule_and_servicemonitor() -> None:
+    objs = _monitoring()
+    assert {"PrometheusRule", "ServiceMonitor", "Kustomization"} <= set(objs)
+    for res in objs["Kustomization"]["resources"]:
+        assert (DEPLOY / "k8s" / "monitoring" / res).exists()
+    for kind in ("PrometheusRule", "ServiceMonitor"):
+        assert objs[kind]["apiVersion"] == "monitoring.coreos.com/v1"
+        assert objs[kind]["metadata"]["name"]
+    # The PrometheusRule carries exactly the groups promtool checks and tests.
+    rules = yaml.safe_load((PROM / "rules.yml").read_text())
+    assert objs["PrometheusRule"]["spec"]["groups"] == rules["groups"]
+    # The ServiceMonitor selects the metrics Service and names its port.
+    mon, svc = objs["ServiceMonitor"]["spec"], k8s_objects()["Service"]
+    assert mon["selector"]["matchLabels"].items() <= svc["metadata"]["labels"].items()
+    assert {e["port"] for e in mon["endpoints"]} <= {p["name"] for p in svc["spec"]["ports"]}
+    assert all(e["path"] == "/metrics" for e in mon["endpoints"])
+    assert mon["jobLabel"] in svc["metadata"]["labels"]
+    # Not in the base kustomization: clusters without the operator's CRDs apply deploy/k8s alone.
+    base = k8s_objects()["Kustomization"]["resources"]
+    assert not any("monitoring" in r for r in base)
+
+
+@needs_promtool
+def test_prometheusrule_groups_pass_promtool(tmp_path: Path) -> None:
+    assert PROMTOOL is not None
+    groups = _monitoring()["PrometheusRule"]["spec"]["groups"]
+    (tmp_path / "rules.yml").write_text(yaml.safe_dump({"groups": groups}))
+    res = subprocess.run([PROMTOOL, "check", "rules", "rules.yml"], cwd=tmp_path, capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
 def test_k8s_configmap_is_valid_config(tmp_path: Path) -> None:
     text = k8s_objects()["ConfigMap"]["data"]["config.yaml"]
     path = tmp_path / "config.yaml"
@@ -215,6 +321,22 @@ def test_dashboard_queries_only_known_metrics() -> None:
             assert p["targets"], p["title"]
     for metric in ("driftline_verdicts_total", "driftline_consumer_lag", "driftline_dead_letter_total"):
         assert metric in used
+    # A bounded collection variable, used by the verdict and alert panels.
+    variables = {v["name"]: v for v in dash["templating"]["list"]}
+    assert "driftline_verdicts_total, collection" in variables["collection"]["definition"]
+    for p in dash["panels"]:
+        for t in p.get("targets", []):
+            if "driftline_verdicts_total" in t["expr"] or "driftline_alerts_total" in t["expr"]:
+                assert 'collection=~"$collection"' in t["expr"], p["title"]
+    # One unit per panel: no seconds and rates on one axis; scores per measure kind.
+    for p in dash["panels"]:
+        exprs = [t["expr"] for t in p.get("targets", [])]
+        unit = p.get("fieldConfig", {}).get("defaults", {}).get("unit")
+        if unit == "s":
+            assert all("histogram_quantile" in e or "_seconds" in e for e in exprs), p["title"]
+            assert not any("_count[" in e and "histogram_quantile" not in e for e in exprs), p["title"]
+        kinds = {k for k in ("measure_score", "measure_bits", "measure_items") if any(k in e for e in exprs)}
+        assert len(kinds) <= 1, f"{p['title']} mixes score scales {kinds}"
 
 
 # -- a real Prometheus scraping a real exporter -----------------------------

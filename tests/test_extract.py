@@ -149,3 +149,17 @@ def test_long_article_mentioning_an_error_is_not_a_soft_404() -> None:
 ])
 def test_behaviour_classes(seq: list[str], behaviour: str) -> None:
     assert behaviour_of(seq) == behaviour
+
+
+def test_a_page_of_too_many_nodes_is_read_without_layout_and_noted() -> None:
+    """The cost of one page is bounded, not only its bytes: past MAX_LAYOUT_NODES the text comes from
+    lxml without inscriptis's per-node objects, and the fingerprint says it was cut."""
+    from watcher.extract.html import MAX_LAYOUT_NODES
+
+    n = MAX_LAYOUT_NODES + 10
+    page = ("<html><body>" + "".join(f"<div><span>w{i}</span></div>" for i in range(n // 2)) + "</body></html>")
+    doc = read_html(page)
+    assert doc.capped is not None and "nodes" in doc.capped
+    fp = fingerprint(Capture(url="http://x.org/", timestamp=datetime(2020, 1, 1), content=page.encode()),
+                     EngineConfig())
+    assert fp.error == "truncated" and fp.word_count == n // 2

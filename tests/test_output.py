@@ -201,19 +201,22 @@ def test_failed_write_keeps_previous_file(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]
 
 
-def test_writing_to_a_device_keeps_the_device(tmp_path: Path) -> None:
-    """-o /dev/null must write to the device, never replace it with a file (as root it could)."""
+def test_writing_to_a_device_or_pipe_writes_into_it(tmp_path: Path) -> None:
+    """``-o /dev/null`` (or a FIFO) must stay what it is: no temp file renamed over it."""
     import os
     import stat
+    import threading
 
-    from watcher.output.writers import _open_target
+    from watcher.config import Config
+    from watcher.output import write_results
 
-    before = os.stat(os.devnull)
-    with _open_target(os.devnull) as fh:
-        fh.write("discarded\n")
-    after = os.stat(os.devnull)
-    assert stat.S_ISCHR(after.st_mode) and after.st_ino == before.st_ino
-    regular = tmp_path / "out.json"
-    with _open_target(str(regular)) as fh:
-        fh.write("kept\n")
-    assert regular.read_text() == "kept\n"
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    write_results([], str(fifo), "jsonl", Config())
+    reader.join(timeout=10)
+    assert stat.S_ISFIFO(fifo.stat().st_mode) and got == [b""]
+    write_results([], os.devnull, "json", Config())
+    assert stat.S_ISCHR(Path(os.devnull).stat().st_mode)

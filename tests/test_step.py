@@ -243,3 +243,23 @@ def test_state_is_a_baseline_in_compact_form(tmp_path: Path) -> None:
     fp = state.baseline.fingerprint
     assert fp.shingles is None and fp.tokens is None and len(fp.shingle_sample) == 48 * 8
     assert "shingles" not in fp.features and "sample" in fp.features and len(fp.term_freqs) <= 64
+
+
+def test_a_capture_scored_without_fetch_is_rescored_from_its_whole_fingerprint(tmp_path: Path) -> None:
+    """B, then B again by digest only (no fetch), then an earlier A: B's second capture is re-scored
+    against A exactly as batch scores it (its whole fingerprint, not the baseline's compact form)."""
+    a = textgen.html(BASE)
+    b = textgen.html([*BASE[:2], textgen.paragraph("space", 250, 3), textgen.paragraph("cooking", 250, 4)])
+    caps = [cap(1, a), cap(2, b), cap(3, b)]
+    batch = Engine(EngineConfig()).scan_history("k", caps).verdicts
+    with SQLiteStore(tmp_path / "s.db") as store:
+        w = Watcher(Engine(EngineConfig()), store)
+        got = {}
+        for c in (caps[1], dataclasses.replace(caps[2], content=None, digest=payload_digest(b)), caps[0]):
+            out = w.handle(dataclasses.replace(c, history="k"))
+            got[out.verdict.verdict_id] = out.verdict
+            got.update({v.verdict_id: v for v in out.corrections})
+    for v in batch:
+        s = got[v.verdict_id]
+        assert (s.change, s.reason, s.measures.get("containment")) == \
+               (v.change, v.reason, v.measures.get("containment"))

@@ -31,7 +31,7 @@ async def test_each_bad_event_kind_is_dead_lettered(kafka_broker: EmbeddedBroker
     boot, k = kafka_broker.bootstrap_servers, cfg.kafka
     crawl = next(iter(k.input_topics))
     bad = {
-        "unparseable": b'{"url": "http://x.example.org/", "timestamp": ',
+        "bad_json": b'{"url": "http://x.example.org/", "timestamp": ',
         "missing_field": heritrix_message(refs[0], url=None),
         "warc_missing": heritrix_message(WarcRef("http://gone.example.org/", "20240101000000", "GONE-1.warc.gz",
                                                  0, 0, "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")),
@@ -85,10 +85,14 @@ class _BuggyWatcher:
     def process(self, capture: Any) -> Any:
         return self.handle(capture).verdict
 
-    def handle(self, capture: Any, profile: str | None = None) -> Any:
+    @property
+    def store(self) -> Any:
+        return self.inner.store
+
+    def handle(self, capture: Any, profile: str | None = None, alert_on: frozenset[str] = frozenset()) -> Any:
         if "bug" in capture.url:
             raise ZeroDivisionError("injected bug")
-        return self.inner.handle(capture, profile)
+        return self.inner.handle(capture, profile, alert_on)
 
 
 async def test_internal_error_is_dead_lettered_and_the_partition_goes_on(

@@ -37,6 +37,7 @@ def _f1(pred: dict[str, bool], truth: dict[str, bool]) -> float:
     return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
 
 
+@pytest.mark.timeout(1800)
 async def test_gold_shuffled_unkeyed_with_restarts_equals_batch(
         gold_dir: Path, kafka_broker: EmbeddedBroker, kafka_names: KafkaNames, tmp_path: Path) -> None:
     rows = read_labels(gold_dir / "labels.tsv")

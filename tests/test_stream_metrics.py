@@ -53,7 +53,18 @@ async def test_metrics_endpoint_counts_events(kafka_broker: EmbeddedBroker, kafk
             assert resp.status == 200
     assert _value(before, "driftline_events_consumed_total") == 0
     assert _value(after, "driftline_events_consumed_total", topic=crawl) == 6
-    assert _value(after, "driftline_events_consumed_total", topic=k.keyed_topic) == 4
+    # Counted once (by the router), not again by the scorer reading the re-keyed copy.
+    assert _value(after, "driftline_events_consumed_total") == 6
+    assert _value(after, "driftline_records_processed_total", stage="router") == 6
+    assert _value(after, "driftline_records_processed_total", stage="scorer") == 4
+    for stage in ("acquire", "extract", "store", "publish"):
+        assert _value(after, "driftline_stage_seconds_count", stage=stage) >= 1, stage
+    # Initialised at 0 before the first event, so rate() sees the first increment.
+    assert 'driftline_verdicts_total{change="drifted",collection="none",status="on-topic"} 0.0' in before
+    assert 'driftline_events_failed_total{reason="internal"} 0.0' in before
+    assert f'driftline_events_consumed_total{{topic="{crawl}"}} 0.0' in before
+    assert _value(after, "driftline_build_info") == 1
+    assert _value(after, "driftline_process_tree_resident_memory_bytes", kind="self") > 10e6
     assert _value(after, "driftline_verdicts_total") == 4
     assert _value(after, "driftline_events_skipped_total", reason="dns") == 1
     assert _value(after, "driftline_dead_letter_total") == 1

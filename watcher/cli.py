@@ -2,7 +2,7 @@
 
     driftline scan INPUT... [-o FILE] [--format json|csv|jsonl|summary] [--allow-missing]
                                       exit 3 when an input or capture could not be read
-    driftline eval LABELS.tsv RESULT.json | driftline eval GOLD_DIR
+    driftline eval LABELS.tsv RESULT.json | driftline eval GOLD_DIR [--folds K [--seed S] [--json]]
     driftline compare A B [--json]
     driftline run [--once]            the streaming watcher (Kafka)
     driftline demo [--once]           a sample crawl through the embedded broker
@@ -81,20 +81,38 @@ def cmd_scan(args: argparse.Namespace, cfg: Config) -> int:
     return 0
 
 
-def cmd_eval(args: argparse.Namespace, cfg: Config) -> int:
-    from .evaluate import evaluate, format_report
+def _eval_report(args: argparse.Namespace, cfg: Config, result: str) -> str:
+    if not getattr(args, "folds", None):
+        from .evaluate import evaluate, format_report
 
+        return format_report(evaluate(args.labels, result))
+    from .crossval import cross_validate, format_cv
+    from .evaluate import match_results
+
+    rep = cross_validate(match_results(args.labels, result), args.folds, args.seed,
+                         voting=list(cfg.engine.measures), policy=cfg.engine.policy,
+                         labels_path=str(args.labels), result_path=str(args.result or result))
+    return json.dumps(rep.to_json(), indent=2) if args.json else format_cv(rep)
+
+
+def cmd_eval(args: argparse.Namespace, cfg: Config) -> int:
     if args.result is None:
         if not Path(args.labels).is_dir():
             raise DriftlineError("eval needs LABELS RESULT, or a gold directory to scan first", reason="usage")
         from .scan import scan
 
+        if getattr(args, "folds", None) and args.report is None:
+            # one scan with every measure scored, so that every rule can be re-thresholded from it
+            from .measures import REGISTRY
+
+            every = tuple(n for n in REGISTRY if n not in cfg.engine.measures)
+            cfg = cfg.model_copy(update={"engine": cfg.engine.model_copy(update={"report_measures": every})})
         with tempfile.TemporaryDirectory() as tmp:
             result = str(Path(tmp) / "result.json")
             scan([args.labels], cfg, result, "json")
-            print(format_report(evaluate(args.labels, result)))
+            print(_eval_report(args, cfg, result))
         return 0
-    print(format_report(evaluate(args.labels, args.result)))
+    print(_eval_report(args, cfg, args.result))
     return 0
 
 
@@ -153,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("result", nargs="?", help="result JSON/JSONL (omit to scan the gold directory first)")
     e.add_argument("-j", "--workers", type=int)
     e.add_argument("--no-progress", action="store_true")
+    e.add_argument("--folds", type=int, help="grouped K-fold cross-validation by TimeMap (K >= 2)")
+    e.add_argument("--seed", type=int, default=0, help="seed of the fold assignment (default 0)")
+    e.add_argument("--json", action="store_true", help="cross-validation report as JSON")
     engine_opts(e)
     e.set_defaults(func=cmd_eval)
 

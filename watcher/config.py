@@ -51,7 +51,7 @@ class CanonicalConfig(_Frozen):
 
 
 class ExtractConfig(_Frozen):
-    max_bytes: int = 20_000_000
+    max_bytes: int = 8_000_000
     max_decompress_ratio: float = Field(default=200.0, gt=1.0)
     main_content: bool = False
     remove_banners: bool = True
@@ -179,6 +179,9 @@ class KafkaConfig(_Frozen):
     shutdown_timeout_s: float = 20.0
     score_threads: int = 1  # threads running engine/store calls; the engine is not thread-safe, so 1
     store_retry_s: float = 300.0  # a store outage is retried this long (the partition waits), then dead-lettered
+    # A produce the broker refuses (not a transient error) is retried this long, then dead-lettered.
+    publish_refused_retry_s: float = Field(default=60.0, ge=0)
+    client_log_interval_s: float = Field(default=10.0, ge=0)  # aiokafka log lines: one per message per interval
     # Secured brokers (every aiokafka client gets these; the embedded broker is always PLAINTEXT).
     security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
     sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "PLAIN"
@@ -235,6 +238,15 @@ class MetricsConfig(_Frozen):
     enabled: bool = True
     host: str = "127.0.0.1"
     port: int = 9308
+    # Consumer lag is read from the group's committed offsets and the topics'
+    # end offsets this often, for every partition (owned or not).
+    lag_interval_s: float = Field(default=10.0, gt=0)
+    # Distinct crawl jobs/collections that get their own label value; later
+    # ones are counted as "other" (bounded cardinality).
+    max_collections: int = Field(default=20, ge=0, le=1000)
+    # Crawl jobs/collections known in advance: their series exist (at 0) from
+    # the start, so rate() sees their first verdict too.
+    collections: tuple[str, ...] = ()
 
 
 class RecommendConfig(_Frozen):

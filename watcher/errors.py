@@ -35,9 +35,29 @@ class InputError(DriftlineError):
 
 
 class EventError(DriftlineError):
-    """A streaming event is unparseable or misses required fields."""
+    """A streaming event is bad input: it cannot be parsed, or a field is unusable.
+
+    The slug names what is wrong (:data:`EVENT_REASONS`), so an operator
+    tells a producer's bug from driftline's: bad input is never ``internal``.
+    """
 
     reason = "bad_event"
+
+
+# Every slug an EventError carries (bounded metric label values).
+EVENT_REASONS = (
+    "bad_event",  # bad input not covered below
+    "unparseable",  # empty, a tombstone, or text that is neither JSON nor a crawl.log line
+    "bad_encoding",  # not UTF-8, or a string holding a lone surrogate
+    "bad_json",  # invalid JSON, or JSON past the limits (depth, 4,300-digit integers, NaN/Infinity)
+    "missing_field",
+    "invalid_field",  # a field of the wrong type or out of range
+    "bad_url",  # no scheme, no host, whitespace/control characters, surrogates, too long
+    "bad_timestamp",  # not a time, or a year outside 1970-2999 (e.g. 9999-12-31T23:59:59-05:00)
+    "bad_digest",
+    "bad_warc_ref",  # negative WARC offset or length
+    "unknown_format",
+)
 
 
 class AcquireError(DriftlineError):

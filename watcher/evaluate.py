@@ -29,7 +29,7 @@ from . import measures as registry
 from .canonical import original_url, url_key
 from .errors import InputError, UnknownMeasureError
 from .evalmetrics import best_threshold, confusion, roc_auc
-from .sources.gold import read_labels
+from .sources.gold import GoldRow, read_labels
 
 log = logging.getLogger(__name__)
 
@@ -191,8 +191,19 @@ def _scores(name: str, flags: list[bool], unscored: int, positives: list[bool], 
                   auc=roc_auc(ranked, positives), **extra)
 
 
-def evaluate(labels: str | os.PathLike[str], result: str | os.PathLike[str]) -> EvalReport:
-    """Compare ``result`` with the gold ``labels`` (file or directory)."""
+@dataclass(frozen=True, slots=True)
+class Matched:
+    """Gold rows paired with their result entries (see :func:`match_results`)."""
+
+    gold: list[GoldRow]
+    pairs: list[tuple[GoldRow, Mapping[str, Any]]]
+    without_result: int
+    results_without_label: int
+
+
+def match_results(labels: str | os.PathLike[str], result: str | os.PathLike[str]) -> Matched:
+    """Pair each labelled capture with its result entry (exact URI-M, then
+    canonical key and second, then host and second when unambiguous)."""
     gold = read_labels(Path(labels))
     rows = load_results(str(result))
     exact: dict[str, ResultRow] = {}
@@ -204,7 +215,7 @@ def evaluate(labels: str | os.PathLike[str], result: str | os.PathLike[str]) -> 
         if rk is not None:
             by_key.setdefault(rk, r)
             by_host.setdefault((_host(rk[0]), rk[1]), []).append(r)
-    matched: list[tuple[bool, Mapping[str, Any]]] = []
+    pairs: list[tuple[GoldRow, Mapping[str, Any]]] = []
     used: set[int] = set()
     missing = 0
     for g in gold:
@@ -221,9 +232,17 @@ def evaluate(labels: str | os.PathLike[str], result: str | os.PathLike[str]) -> 
             missing += 1
             continue
         used.add(id(row))
-        matched.append((g.label == 0, row.entry))
+        pairs.append((g, row.entry))
     if missing:
         log.info("%d labelled captures have no result in %s", missing, result)
+    return Matched(gold, pairs, missing, len(rows) - len(used))
+
+
+def evaluate(labels: str | os.PathLike[str], result: str | os.PathLike[str]) -> EvalReport:
+    """Compare ``result`` with the gold ``labels`` (file or directory)."""
+    m = match_results(labels, result)
+    gold = m.gold
+    matched = [(g.label == 0, e) for g, e in m.pairs]
     positives = [p for p, _ in matched]
     entries = [e for _, e in matched]
 
@@ -265,8 +284,9 @@ def evaluate(labels: str | os.PathLike[str], result: str | os.PathLike[str]) -> 
                             threshold=thresholds.most_common(1)[0][0] if thresholds else None,
                             best_threshold=bt, best_f1=bf)
     return EvalReport(labels_path=str(labels), result_path=str(result), labelled=len(gold),
-                      positives=sum(1 for g in gold if g.label == 0), matched=len(matched), without_result=missing,
-                      results_without_label=len(rows) - len(used), overall=overall, measures=per)
+                      positives=sum(1 for g in gold if g.label == 0), matched=len(matched),
+                      without_result=m.without_result, results_without_label=m.results_without_label,
+                      overall=overall, measures=per)
 
 
 def _f(x: float | None, digits: int = 3) -> str:

@@ -45,6 +45,8 @@ _DOI_META = ("citation_doi", "dc.identifier", "prism.doi", "dc.identifier.doi", 
 RAW_SIMHASH_MAX_CHARS = 65536
 STUB_MAX_WORDS = 20
 MINHASH_SEED = 1
+MINHASH_CHUNK = 8192
+MAX_WORDS = 300_000  # words read per capture (about 2 MB of text); the rest is cut and noted "truncated"
 SHINGLE_SAMPLE = 48  # bottom-k sample of shingle hashes a baseline keeps (keeps the state under 2 kB)
 
 
@@ -139,9 +141,13 @@ def shingle_hashes(tokens: Sequence[str], size: int) -> np.ndarray:
 
 
 def minhash_of(hashes: np.ndarray, num_perm: int) -> bytes:
+    """MinHash of the shingle hashes, fed in chunks: datasketch's update_batch
+    builds a (values x permutations) matrix, 190 MB for a 185,000-word page
+    at 128 permutations in one call; 8,192 at a time it stays under 10 MB."""
     mh = MinHash(num_perm=num_perm, seed=MINHASH_SEED, hashfunc=_identity, scheme="affine32")
-    if len(hashes):
-        mh.update_batch((hashes & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+    low = (hashes & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    for i in range(0, len(low), MINHASH_CHUNK):
+        mh.update_batch(low[i:i + MINHASH_CHUNK])
     return bytes(mh.hashvalues.astype(np.uint32).tobytes())
 
 
@@ -244,6 +250,10 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
     text = doc.text
     language = lang.detect(text, doc.lang_attr)
     tokens = words(text, language)
+    if len(tokens) > MAX_WORDS:  # bounds the shingles, the MinHash input and the term table
+        tokens = tokens[:MAX_WORDS]
+        truncated = True
+    truncated = truncated or doc.capped is not None
     needed = {*cfg.measures, *cfg.report_measures}
     tok = cfg.tokens
     terms = terms_of(tokens, language, stop=cfg.tokens.stop_words, stem=cfg.tokens.stemming)

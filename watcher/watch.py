@@ -20,6 +20,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
+import time
+from collections.abc import Callable
 
 from .canonical import url_key
 from .engine import Engine
@@ -52,6 +54,9 @@ class Watcher:
         # Captures of one history must be scored one at a time; the consumer
         # guarantees that per partition, this lock guards the rest.
         self._lock = threading.Lock()
+        # Optional ``on_stage(stage, seconds)`` timing hook (stages extract, score,
+        # store): the streaming app feeds it to the per-stage latency histogram.
+        self.on_stage: Callable[[str, float], None] | None = None
         self.uncorrectable = 0  # late captures whose later captures had left the re-scoring window
 
     def history_key(self, url: str) -> str:
@@ -87,14 +92,18 @@ class Watcher:
             state = self.store.get_state(history)
             fp = self._fingerprint(state, capture)
             seed = self._seed_url(history, capture)
+            started = time.perf_counter()
             verdict, new_state = self.engine.score_next(history, state, capture, fp, seed, prof)
             corrections: tuple[Verdict, ...] = ()
             was: dict[str, str] = {}
             if _moved_back(state, new_state):
                 corrections, new_state, was = self._rescore_after(history, capture, new_state, seed, prof)
+            self._timed("score", started)
             alerts = [verdict.verdict_id] if verdict.change in alert_on else []
             alerts += [v.verdict_id for v in corrections if v.change in alert_on and was.get(v.verdict_id) != v.change]
+            started = time.perf_counter()
             new = self.store.put_verdict(verdict, new_state, fp, corrections, alerts=alerts)
+            self._timed("store", started)
         if not new:
             stored = self.store.get_verdict(vid)
             return Outcome(stored or verdict, False)
@@ -105,11 +114,17 @@ class Watcher:
         if ref is not None and cap.content is None and cap.digest and cap.digest == ref.fingerprint.digest:
             # Same payload as the baseline: no fetch, no parse.
             return dataclasses.replace(ref.fingerprint, http_status=cap.status or ref.fingerprint.http_status)
+        started = time.perf_counter()
         fp = self.engine.fingerprint(cap)
+        self._timed("extract", started)
         if extraction_failed(fp):
             # A bad event for the streaming policy: dead-lettered with the reason.
             raise ExtractError(f"{cap.url}: {fp.error}", reason=failure_reason(fp.error))
         return fp
+
+    def _timed(self, stage: str, started: float) -> None:
+        if self.on_stage is not None:
+            self.on_stage(stage, time.perf_counter() - started)
 
     def _seed_url(self, history: str, cap: Capture) -> str:
         """The URL the history stands for: the seed when the crawler names it and it is this URL, else
@@ -123,7 +138,12 @@ class Watcher:
         """Re-score the kept captures later than ``cap`` against the state it produced; return the
         changed verdicts (new versions), the state after them, and the change each had before."""
         t = utc(cap.timestamp)
-        later = [(v, fp) for v, fp in self.store.logged(history) if v.capture_time > t]
+        logged = self.store.logged(history)
+        # A capture scored without a fetch (same payload as the baseline) was logged with the baseline's
+        # compact form; against another baseline it needs its whole fingerprint: the one logged when
+        # that payload was first fetched.
+        whole = {fp.digest: fp for _, fp in logged if "shingles" in fp.features}
+        later = [(v, _whole(fp, whole)) for v, fp in logged if v.capture_time > t]
         was: dict[str, str] = {v.verdict_id: str(v.change) for v, _ in later}
         out: list[Verdict] = []
         for old, fp in later:
@@ -140,6 +160,11 @@ class Watcher:
             log.warning("%s: late capture %s changed the baseline; %d later verdicts are outside the re-scoring "
                         "window and keep their old baseline", history, t.isoformat(), len(missing))
         return tuple(out), state, was
+
+
+def _whole(fp: Fingerprint, whole: dict[str, Fingerprint]) -> Fingerprint:
+    full = whole.get(fp.digest) if "shingles" not in fp.features else None
+    return fp if full is None else dataclasses.replace(full, http_status=fp.http_status)
 
 
 def _moved_back(before: HistoryState, after: HistoryState) -> bool:

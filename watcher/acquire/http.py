@@ -354,15 +354,17 @@ async def _read_capped(
             # at most _DECODE_STEP decoded bytes per step, so the ratio cap acts before the size cap
             out, pending = decoder.feed(pending, max(0, min(limit - len(buf), _DECODE_STEP)))
             buf += out
+            consumed = wire - len(pending)  # compressed bytes decoded so far
             if extent is not None and wanted is None and out:
                 wanted = extent(out)
             if wanted is not None and len(buf) >= wanted:
                 return bytes(buf[:wanted])
+            if max_ratio > 0 and len(buf) > _RATIO_FLOOR_BYTES and len(buf) > max_ratio * consumed:
+                raise TooLargeError(f"{url[:200]}: {decoder.coding} body expands more than {max_ratio:g}x "
+                                    f"({consumed} bytes became over {len(buf)}): a decompression bomb",
+                                    reason="bomb")
             if len(buf) > limit:
                 raise TooLargeError(f"{url[:200]}: body exceeds the {limit}-byte cap"
                                     + (f" once decompressed ({decoder.coding}, {wire} bytes on the wire)"
                                        if decoder.coding not in ("", "identity") else ""))
-            if max_ratio > 0 and len(buf) > _RATIO_FLOOR_BYTES and len(buf) > max_ratio * wire:
-                raise TooLargeError(f"{url[:200]}: {decoder.coding} body expands more than {max_ratio:g}x "
-                                    f"({wire} bytes became over {len(buf)}): a decompression bomb", reason="bomb")
     return bytes(buf)

@@ -3,7 +3,7 @@
 Public API::
 
     CaptureEvent, normalise_digest            (model)
-    parse_event(value, fmt="auto"), detect_format, FORMATS
+    parse_event(value, fmt="auto"), detect_format, FORMATS, FEED_FORMATS (the table), check_formats
     parse_crawl_log_line, iter_crawl_log, parse_heritrix_kafka, parse_warcprox,
     parse_driftline, validate_event, event_schema
     should_skip(event, cfg) -> reason | None, SKIP_REASONS
@@ -15,14 +15,18 @@ from .crawllog import iter_crawl_log, parse_crawl_log_line
 from .driftline import event_schema, parse_driftline, validate_event
 from .feeds import parse_heritrix_kafka, parse_warcprox
 from .model import CaptureEvent, normalise_digest
-from .parse import FORMATS, detect_format, parse_event
+from .parse import FEED_FORMATS, FEEDS, FORMATS, FeedFormat, check_formats, detect_format, parse_event
 from .skip import SKIP_REASONS, base_mimetype, should_skip
 
 __all__ = [
+    "FEEDS",
+    "FEED_FORMATS",
     "FORMATS",
     "SKIP_REASONS",
     "CaptureEvent",
+    "FeedFormat",
     "base_mimetype",
+    "check_formats",
     "detect_format",
     "event_schema",
     "iter_crawl_log",

@@ -15,7 +15,16 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..errors import EventError
-from .fields import opt_int, opt_str, parse_start_plus_duration, parse_time, split_annotations
+from .fields import (
+    check_digest,
+    check_url,
+    check_warc_ref,
+    opt_int,
+    opt_str,
+    parse_start_plus_duration,
+    parse_time,
+    split_annotations,
+)
 from .model import CaptureEvent
 
 MIN_FIELDS = 11
@@ -53,23 +62,27 @@ def parse_crawl_log_line(line: str) -> CaptureEvent:
     url = parts[3]
     if url == "-":
         raise EventError("crawl.log line has no URI", reason="missing_field")
+    url = check_url(url)
     annotations_text, info = _split_rest(parts[11]) if len(parts) > MIN_FIELDS else ("", {})
     thread = parts[7]
+    warc_offset = opt_int(info.get("warcFileOffset"), "warcFileOffset")
+    warc_length = opt_int(info.get("warcFileRecordLength"), "warcFileRecordLength")
+    check_warc_ref(opt_str(info.get("warcFilename")), warc_offset, warc_length)
     return CaptureEvent(
         url=url,
         timestamp=parse_start_plus_duration(parts[8]) or log_time,
         status_code=status,
         mimetype=opt_str(parts[6]),
         content_length=opt_int(parts[2], "size"),
-        digest=opt_str(parts[9]),
+        digest=check_digest(parts[9]),
         seed=opt_str(parts[10]),
         via=opt_str(parts[5]),
         hop_path=opt_str(parts[4]),
         # Heritrix writes the toe thread (#001); warcprox writes '-' there.
         crawler="heritrix" if thread.startswith("#") else "warcprox",
         warc_filename=opt_str(info.get("warcFilename")),
-        warc_offset=opt_int(info.get("warcFileOffset"), "warcFileOffset"),
-        warc_length=opt_int(info.get("warcFileRecordLength"), "warcFileRecordLength"),
+        warc_offset=warc_offset,
+        warc_length=warc_length,
         annotations=split_annotations(annotations_text),
         extra={"log_time": log_time.isoformat(), "thread": opt_str(thread), "extra_info": info},
         format="crawl-log",

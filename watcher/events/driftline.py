@@ -18,8 +18,12 @@ from typing import Any
 import jsonschema
 
 from ..errors import EventError
-from .fields import opt_int, opt_str, parse_time, split_annotations
+from .fields import check_digest, check_url, check_warc_ref, opt_int, opt_str, parse_time, split_annotations
 from .model import CaptureEvent
+
+# Schema failures of these fields get the slug the feed parsers use for them.
+_FIELD_REASONS = {"url": "bad_url", "timestamp": "bad_timestamp", "digest": "bad_digest",
+                  "warc_offset": "bad_warc_ref", "warc_length": "bad_warc_ref"}
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "event.schema.json"
 
@@ -46,6 +50,8 @@ def validate_event(obj: Any) -> None:
         return
     where = "/".join(str(p) for p in error.absolute_path) or "(event)"
     reason = "missing_field" if error.validator in ("required", "dependentRequired") else "invalid_field"
+    if reason == "invalid_field" and error.absolute_path:
+        reason = _FIELD_REASONS.get(str(error.absolute_path[0]), reason)
     raise EventError(f"driftline event invalid at {where}: {error.message}", reason=reason)
 
 
@@ -67,21 +73,24 @@ def parse_driftline(obj: Mapping[str, Any]) -> CaptureEvent:
     validate_event(obj)
     content, encoding = _decode_content(obj)
     watch = obj.get("watch")
+    warc_offset = opt_int(obj.get("warc_offset"), "warc_offset")
+    warc_length = opt_int(obj.get("warc_length"), "warc_length")
+    check_warc_ref(opt_str(obj.get("warc_filename")), warc_offset, warc_length)
     return CaptureEvent(
-        url=str(obj["url"]).strip(),
+        url=check_url(obj["url"]),
         timestamp=parse_time(obj["timestamp"], "timestamp"),
         status_code=opt_int(obj.get("status_code"), "status_code"),
         mimetype=opt_str(obj.get("mimetype")),
         content_length=opt_int(obj.get("content_length"), "content_length"),
-        digest=opt_str(obj.get("digest")),
+        digest=check_digest(obj.get("digest")),
         seed=opt_str(obj.get("seed")),
         via=opt_str(obj.get("via")),
         hop_path=opt_str(obj.get("hop_path")),
         job=opt_str(obj.get("job")),
         crawler=str(obj.get("crawler") or "driftline"),
         warc_filename=opt_str(obj.get("warc_filename")),
-        warc_offset=opt_int(obj.get("warc_offset"), "warc_offset"),
-        warc_length=opt_int(obj.get("warc_length"), "warc_length"),
+        warc_offset=warc_offset,
+        warc_length=warc_length,
         replay_uri=opt_str(obj.get("replay_uri")),
         content=content,
         content_encoding=encoding,

@@ -12,7 +12,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import EventError
-from .fields import opt_int, opt_str, parse_start_plus_duration, parse_time, require, split_annotations
+from .fields import (
+    check_digest,
+    check_url,
+    check_warc_ref,
+    opt_int,
+    opt_str,
+    parse_start_plus_duration,
+    parse_time,
+    require,
+    split_annotations,
+)
 from .model import CaptureEvent
 
 # Fields of Heritrix 3's contrib KafkaCrawlLogFeed that map onto CaptureEvent.
@@ -71,21 +81,24 @@ def _warc_length(obj: Mapping[str, Any]) -> int | None:
 def _json_feed_event(obj: Mapping[str, Any], *, crawler: str, fmt: str, mimetype: str | None,
                      annotations: tuple[str, ...], mapped: frozenset[str] | set[str]) -> CaptureEvent:
     """The fields Heritrix's Kafka feed and warcprox's listener JSON share."""
+    warc_offset = opt_int(obj.get("warc_offset"), "warc_offset")
+    warc_length = _warc_length(obj)
+    check_warc_ref(opt_str(obj.get("warc_filename")), warc_offset, warc_length)
     return CaptureEvent(
-        url=str(require(obj, "url")).strip(),
+        url=check_url(require(obj, "url")),
         timestamp=_capture_time(obj),
         status_code=opt_int(obj.get("status_code"), "status_code"),
         mimetype=mimetype,
         content_length=opt_int(obj.get("content_length"), "content_length"),
-        digest=opt_str(obj.get("content_digest")),
+        digest=check_digest(obj.get("content_digest"), "content_digest"),
         seed=opt_str(obj.get("seed")),
         via=opt_str(obj.get("via")),
         hop_path=opt_str(obj.get("hop_path")),
         job=opt_str(obj.get("job_name")),
         crawler=crawler,
         warc_filename=opt_str(obj.get("warc_filename")),
-        warc_offset=opt_int(obj.get("warc_offset"), "warc_offset"),
-        warc_length=_warc_length(obj),
+        warc_offset=warc_offset,
+        warc_length=warc_length,
         annotations=annotations,
         extra={k: v for k, v in obj.items() if k not in mapped},
         format=fmt,

@@ -8,6 +8,7 @@ accepts the already-parsed tree.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 from dataclasses import dataclass, field
@@ -61,6 +62,7 @@ class HtmlDoc:
     refresh_url: str | None = None
     js_redirect: str | None = None
     lang_attr: str | None = None
+    capped: str | None = None  # what the per-page bounds cut (MAX_LAYOUT_NODES, MAX_TEXT_CHARS)
 
 
 def normalise_ws(text: str) -> str:
@@ -138,6 +140,14 @@ def _text_of(el: lxml.html.HtmlElement) -> str:
     return normalise_ws(" ".join(el.itertext()))[:300]
 
 
+# Bounds on the cost of one page, not only on its bytes: inscriptis builds a
+# Python object per node (a 19 MB page of small elements took a consumer to
+# 1.6 GB), so pages with more nodes than this get lxml's plain text instead,
+# and text past MAX_TEXT_CHARS is cut.  Both are recorded (HtmlDoc.capped).
+MAX_LAYOUT_NODES = 60_000
+MAX_TEXT_CHARS = 2_000_000
+
+
 def read_html(html: str, *, banners: bool = True, main_content: bool = False) -> HtmlDoc:
     """Parse ``html`` once and read every feature; never raises."""
     doc = HtmlDoc()
@@ -179,11 +189,19 @@ def read_html(html: str, *, banners: bool = True, main_content: bool = False) ->
         _drop(el)
     if main_content:
         remove_boilerplate(root)
-    try:
-        text = Inscriptis(root, _INSCRIPTIS).get_text()
-    except (RecursionError, ValueError, TypeError, AttributeError) as exc:
-        log.debug("inscriptis failed (%s); falling back to itertext", exc)
-        text = " ".join(root.itertext())
+    nodes = sum(1 for _ in root.iter())
+    if nodes > MAX_LAYOUT_NODES:
+        doc.capped = f"{nodes} nodes > {MAX_LAYOUT_NODES}: plain text, no layout"
+        text = " ".join(itertools.islice(root.itertext(), 4 * MAX_LAYOUT_NODES))
+    else:
+        try:
+            text = Inscriptis(root, _INSCRIPTIS).get_text()
+        except (RecursionError, ValueError, TypeError, AttributeError) as exc:
+            log.debug("inscriptis failed (%s); falling back to itertext", exc)
+            text = " ".join(root.itertext())
+    if len(text) > MAX_TEXT_CHARS:
+        doc.capped = (doc.capped + "; " if doc.capped else "") + f"text cut at {MAX_TEXT_CHARS} characters"
+        text = text[:MAX_TEXT_CHARS]
     text = normalise_ws(text)
     if banners:
         text = _ARCHIVED_PREFIX.sub("", text)

@@ -170,9 +170,9 @@ def _open_target(path: str | None) -> Iterator[TextIO]:
         return
     target = Path(path)
     if target.exists() and not target.is_file():
-        # A device or FIFO (-o /dev/null, -o /dev/stdout): write to it.  Replacing it atomically, as a
-        # regular file is, would swap the machine's /dev/null for a root-only file.
-        with open(target, "w", encoding="utf-8", newline="") as fh:
+        # A device or a pipe (/dev/null, /dev/stdout, a FIFO): write to it; a rename would replace it
+        # with a regular file (as root, /dev/null itself).
+        with target.open("w", encoding="utf-8", newline="") as fh:
             yield fh
         return
     target.parent.mkdir(parents=True, exist_ok=True)
