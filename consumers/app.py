@@ -9,9 +9,12 @@ Public entry points:
   ``async with ConsumerApp(cfg) as app: ...``; ``app.bootstrap_servers`` is
   where to produce events and read results (see :mod:`consumers.client`).
 
-Start order: embedded broker (only when ``kafka.bootstrap_servers`` is unset
-and ``kafka.embedded_broker`` is true), topics, store, engine, acquirer,
-producer, metrics server, then the consumers.  Stop order is the reverse:
+Start order: metrics server (so ``/healthz`` answers, and a taken port fails
+at once), embedded broker (only when ``kafka.bootstrap_servers`` is unset and
+``kafka.embedded_broker`` is true), a wait for the broker (retried with
+capped exponential backoff: a pod whose Kafka is not up yet stays alive and
+not ready instead of crash-looping), topics, store, engine, acquirer,
+producer, then the consumers.  Stop order is the reverse:
 stop fetching, finish in-flight work, commit, close producer, acquirer
 (browser) and store.
 """
@@ -22,6 +25,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
@@ -57,6 +61,37 @@ def all_topics(cfg: Config) -> list[str]:
     return sorted(set(topics))
 
 
+def _port_free(host: str, port: int) -> bool:
+    """Nothing listens on ``host:port`` (a port in TIME_WAIT counts as free, as for the broker itself)."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+async def _tcp_open(bootstrap: str, timeout_s: float) -> bool:
+    """Whether any bootstrap address accepts a TCP connection.
+
+    Asked before a Kafka client is made: aiokafka logs an ERROR line for
+    every refused connection, which would double the one line per attempt.
+    """
+    for address in filter(None, (a.strip() for a in bootstrap.split(","))):
+        host, _, port = address.rpartition(":")
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_connection(host.strip("[]") or "localhost", int(port)),
+                                               timeout_s)
+        except (OSError, ValueError, TimeoutError):
+            continue
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
+        return True
+    return False
+
+
 class ConsumerApp:
     """The whole streaming pipeline of one process."""
 
@@ -87,21 +122,48 @@ class ConsumerApp:
 
     # -- lifecycle -------------------------------------------------------------
 
+    async def _start_metrics(self) -> None:
+        m = self.cfg.metrics
+        self.metrics_server = MetricsServer(self.metrics, m.host, m.port, self.ready, self.assigned)
+        try:
+            await self.metrics_server.start()
+        except OSError as exc:
+            self.metrics_server = None
+            raise ConfigError(f"cannot serve metrics on {m.host}:{m.port} ({exc.strerror or exc}): choose another "
+                              f"port with metrics.port in the config file or DRIFTLINE__METRICS__PORT",
+                              reason="metrics_port") from None
+
+    async def _wait_for_broker(self) -> None:
+        """Return once the broker answers; until then retry with capped exponential backoff, one log line a try."""
+        delay, attempt, cap = 0.5, 1, self.cfg.kafka.connect_retry_max_s
+        while not (await _tcp_open(self.bootstrap_servers, min(5.0, cap))
+                   and await broker_reachable(self.bootstrap_servers, timeout_s=min(5.0, cap))):
+            log.warning("Kafka at %s does not answer (attempt %d); retrying in %.1f s (not ready meanwhile)",
+                        self.bootstrap_servers, attempt, delay)
+            await asyncio.sleep(delay)
+            delay, attempt = min(delay * 2, cap), attempt + 1
+        if attempt > 1:
+            log.info("Kafka at %s answers after %d attempts", self.bootstrap_servers, attempt)
+
     async def start(self) -> None:
         cfg, k = self.cfg, self.cfg.kafka
         install_client_log_limit(k.client_log_interval_s)
         try:
+            if cfg.metrics.enabled:
+                await self._start_metrics()
             if k.bootstrap_servers is None:
+                if not _port_free("127.0.0.1", k.embedded_port):
+                    raise ConfigError(f"cannot start the embedded broker on 127.0.0.1:{k.embedded_port} (port in use): "
+                                      f"choose another with kafka.embedded_port in the config file or "
+                                      f"DRIFTLINE__KAFKA__EMBEDDED_PORT, or set kafka.bootstrap_servers",
+                                      reason="broker_port")
                 self.broker = EmbeddedBroker(k.embedded_port)
                 await self.broker.start()
+            await self._wait_for_broker()
             if k.create_topics:
                 await ensure_topics(self.bootstrap_servers, all_topics(cfg), k.partitions, security=self.kafka_security)
             self._executor = ThreadPoolExecutor(max_workers=max(1, k.score_threads), thread_name_prefix="driftline")
             await self._build_pipeline()
-            if cfg.metrics.enabled:
-                self.metrics_server = MetricsServer(self.metrics, cfg.metrics.host, cfg.metrics.port, self.ready,
-                                                    self.assigned)
-                await self.metrics_server.start()
             assert self.scoring is not None and self.publisher is not None
             if k.rekey:
                 router = Router(cfg, self.publisher, self.scoring.dead_letters, self.metrics)
@@ -300,7 +362,18 @@ async def serve(cfg: Config, *, once: bool = False, stop: asyncio.Event | None =
             pass
     app = ConsumerApp(cfg)
     try:
-        await app.start()
+        # Starting may wait for the broker for a long time: a signal must still stop it.
+        starting = asyncio.create_task(app.start())
+        stopper = asyncio.create_task(stop.wait())
+        await asyncio.wait({starting, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        stopper.cancel()
+        if not starting.done():
+            starting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await starting
+            log.info("stopped while waiting for Kafka")
+            return 0
+        starting.result()
         if once:
             waiter = asyncio.create_task(app.wait_caught_up())
             stopper = asyncio.create_task(stop.wait())

@@ -19,8 +19,11 @@ broker acknowledged is never sent twice by a retry.
 
 Idempotence: ``enable_idempotence=True`` (which forces ``acks="all"``) is
 asked for, but Tansu 0.6 (the embedded broker) answers InitProducerId v0 with
-an unknown error.  The publisher then falls back to ``acks="all"`` without
-idempotence and says so once.  Nothing is lost by that: aiokafka keeps one
+an unknown error, although its ApiVersions lists InitProducerId v0-5.  So the
+capability is probed with one InitProducerId request of our own before the
+producer is made (aiokafka's producer would log an ERROR on every start);
+without it the publisher uses ``acks="all"`` without idempotence and says so
+once.  Nothing is lost by that: aiokafka keeps one
 in-flight batch per partition (order is kept on retries) and every message
 carries a deterministic id, so a duplicate from a retried send is
 recognisable.
@@ -89,8 +92,33 @@ class Publisher:
             **kafka_security_options(self.kafka),
         )
 
+    async def grants_producer_ids(self) -> bool:
+        """Whether the broker answers InitProducerId (the idempotent producer's first request) without error.
+
+        ApiVersions cannot tell: Tansu 0.6 advertises the request and then fails it.  Connection
+        failures propagate (the broker is unreachable, which is not a missing capability).
+        """
+        from aiokafka.client import AIOKafkaClient
+        from aiokafka.protocol.transaction import InitProducerIdRequest
+
+        client = AIOKafkaClient(bootstrap_servers=self.bootstrap, client_id=f"{self.kafka.client_id}-probe",
+                                request_timeout_ms=self.kafka.request_timeout_ms)
+        try:
+            await client.bootstrap()
+            node = client.get_random_node()
+            if node is None:
+                return False
+            resp = await client.send(node, InitProducerIdRequest(transactional_id=None,
+                                                                 transaction_timeout_ms=60_000))
+            return int(resp.error_code) == 0
+        finally:
+            await client.close()
+
     async def start(self) -> None:
-        if self.kafka.idempotent_producer:
+        if self.kafka.idempotent_producer and not await self.grants_producer_ids():
+            log.warning("broker %s cannot give producer ids (InitProducerId fails); using acks=all without "
+                        "idempotence (ids make duplicates recognisable)", self.bootstrap)
+        elif self.kafka.idempotent_producer:
             producer = self._make(True)
             try:
                 await producer.start()

@@ -13,17 +13,48 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from . import __version__
 from .config import Config, load_config
-from .errors import DriftlineError
+from .errors import ConfigError, DriftlineError
 
 log = logging.getLogger(__name__)
+
+# Where each config path set from the command line came from, for error messages.
+_OPTION_OF: dict[tuple[str, ...], str] = {
+    ("engine", "measures"): "-tm/--measures",
+    ("engine", "report_measures"): "--report",
+    ("engine", "policy", "kind"): "--policy",
+    ("engine", "policy", "k"): "--policy",
+    ("engine", "baseline", "policy"): "--baseline",
+    ("engine", "extract", "main_content"): "--main-content",
+    ("engine", "tokens", "stemming"): "--stemming",
+    ("engine", "profile"): "--profile",
+    ("scan", "workers"): "-j/--workers",
+    ("scan", "allow_missing"): "--allow-missing",
+    ("log_level",): "--log-level",
+}
+
+
+def _policy(text: str) -> dict[str, Any]:
+    """``--policy any|all|weighted|k-of-n:K`` as the ``engine.policy`` overlay."""
+    kind, sep, k = text.partition(":")
+    expected = "expected any, all, weighted or k-of-n:K (K a whole number >= 1)"
+    if kind not in ("any", "all", "weighted", "k-of-n") or (sep and kind != "k-of-n"):
+        raise ConfigError(f"--policy {text!r}: {expected}", reason="usage")
+    if not sep:
+        return {"kind": kind}
+    try:
+        return {"kind": kind, "k": int(k)}
+    except ValueError:
+        raise ConfigError(f"--policy {text!r}: {expected}", reason="usage") from None
+
 
 # `driftline scan`: some input or capture could not be read (scan.allow_missing accepts that).
 EXIT_UNREADABLE = 3
@@ -39,8 +70,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "report", None) is not None:
         engine["report_measures"] = tuple(x for x in args.report.split(",") if x.strip())
     if getattr(args, "policy", None):
-        kind, _, k = args.policy.partition(":")
-        engine["policy"] = {"kind": kind, **({"k": int(k)} if k else {})}
+        engine["policy"] = _policy(args.policy)
     if getattr(args, "baseline", None):
         engine["baseline"] = {"policy": args.baseline}
     if getattr(args, "main_content", None) is not None:
@@ -65,7 +95,18 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _config(args: argparse.Namespace) -> Config:
-    return load_config(args.config, overrides=_overrides(args))
+    overrides = _overrides(args)
+
+    def given(path: tuple[str, ...]) -> bool:
+        node: Any = overrides
+        for part in path:
+            if not isinstance(node, dict) or part not in node:
+                return False
+            node = node[part]
+        return True
+
+    sources = {path: option for path, option in _OPTION_OF.items() if given(path)}
+    return load_config(args.config, overrides=overrides, override_sources=sources)
 
 
 def cmd_scan(args: argparse.Namespace, cfg: Config) -> int:
@@ -136,18 +177,73 @@ def cmd_demo(args: argparse.Namespace, cfg: Config) -> int:
     return run_demo(cfg, once=args.once)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors: the message, then where to read more."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _workers(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {n} (omit -j for one per core)")
+    return n
+
+
+_SCAN_EXAMPLES = """examples:
+  driftline scan crawl.warc.gz -o results.json
+  driftline scan index.cdxj --format summary
+  driftline scan https://web.archive.org/web/timemap/link/http://example.org/ -f jsonl -o out.jsonl
+  driftline scan gold/ -tm cosine=0.12,wordcount=-0.70 --policy k-of-n:2 -j 4
+"""
+_EVAL_EXAMPLES = """examples:
+  driftline eval labels.tsv results.json     score a scan's result against labels
+  driftline eval gold/                       scan a gold directory, then score it
+"""
+_COMPARE_EXAMPLES = """examples:
+  driftline compare before.html after.html
+  driftline compare cited.pdf today.html --json | jq .overall
+"""
+_RUN_EXAMPLES = """examples:
+  driftline run                                       embedded broker, metrics on 127.0.0.1:9308
+  DRIFTLINE__KAFKA__BOOTSTRAP_SERVERS=kafka:9092 driftline run
+  DRIFTLINE__METRICS__PORT=9400 driftline run         another metrics port
+  driftline -c my.yaml run --once                     exit when the input topics are drained
+"""
+_DEMO_EXAMPLES = """examples:
+  driftline demo           run the sample crawl, then serve /metrics until Ctrl-C
+  driftline demo --once    run the sample crawl and exit (0 when every seed behaved as designed)
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="driftline", description="Crawl-time content-drift watcher.")
+    p = _Parser(prog="driftline", description="Crawl-time content-drift watcher.",
+                epilog="'driftline COMMAND --help' shows each command's options and examples.")
     p.add_argument("--version", action="version", version=f"driftline {__version__}")
-    p.add_argument("-c", "--config", help="configuration file (default: the shipped config.yaml)")
-    p.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
-    sub = p.add_subparsers(dest="command", required=True)
+    p.add_argument("-c", "--config", metavar="FILE", help="configuration file (default: the shipped config.yaml; "
+                   "DRIFTLINE__SECTION__KEY variables override it)")
+    p.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="log verbosity (default: INFO)")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
+
+    def add(name: str, help_text: str, epilog: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help_text, description=help_text, epilog=epilog,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
 
     def engine_opts(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("-tm", "--measures", help="voting measures, OTMT style: cosine=0.12,wordcount=-0.70")
-        sp.add_argument("--report", help="reported (non-voting) measures, comma-separated ('' for none)")
-        sp.add_argument("--policy", help="any | all | k-of-n:K | weighted")
-        sp.add_argument("--baseline", choices=["first", "first-valid", "pinned", "rolling"])
+        sp.add_argument("-tm", "--measures", metavar="SPEC",
+                        help="voting measures, OTMT style: cosine=0.12,wordcount=-0.70 (a name alone takes its "
+                             "default threshold)")
+        sp.add_argument("--report", metavar="NAMES",
+                        help="reported (non-voting) measures, comma-separated ('' for none)")
+        sp.add_argument("--policy", metavar="POLICY",
+                        help="how the voting measures combine: any | all | k-of-n:K | weighted (default: any)")
+        sp.add_argument("--baseline", choices=["first", "first-valid", "pinned", "rolling"],
+                        help="which capture the others are compared with (pinned needs engine.baseline.pinned "
+                             "in the config file)")
         sp.add_argument("--main-content", dest="main_content", action=argparse.BooleanOptionalAction, default=None,
                         help="remove boilerplate (navigation, headers, footers) before measuring")
         sp.add_argument("--stemming", action="store_true", help="stem terms (Snowball, by detected language)")
@@ -155,58 +251,107 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the question a verdict answers: collection (still on the curator's topic?, the "
                              "default), text (is the text still there?), doi (is the scholarly record still there?)")
 
-    s = sub.add_parser("scan", help="score WARC/ARC files, CDX(J) indexes, TimeMaps or a gold directory")
-    s.add_argument("inputs", nargs="+")
-    s.add_argument("-o", "--output", help="output file (default: stdout)")
-    s.add_argument("-f", "--format", choices=["json", "csv", "jsonl", "summary"])
-    s.add_argument("-j", "--workers", type=int, help="worker processes (default: one per core)")
-    s.add_argument("--no-progress", action="store_true")
+    def batch_opts(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("-j", "--workers", type=_workers, metavar="N",
+                        help="worker processes, >= 1 (default: scan.workers, 0 there = one per core)")
+        sp.add_argument("--no-progress", action="store_true", help="no progress bar on the terminal")
+
+    s = add("scan", "score WARC/ARC files, CDX(J) indexes, TimeMaps or a gold directory", _SCAN_EXAMPLES)
+    s.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="WARC/ARC file, CDX/CDXJ index, TimeMap file or URL, or gold directory (labels.tsv)")
+    s.add_argument("-o", "--output", metavar="FILE", help="output file (default: stdout)")
+    s.add_argument("-f", "--format", choices=["json", "csv", "jsonl", "summary"],
+                   help="json (OTMT schema), csv, jsonl (one capture a line) or summary (one history a line); "
+                        "default: scan.format")
+    batch_opts(s)
     s.add_argument("--allow-missing", action="store_true",
                    help=f"exit 0 even when inputs or captures could not be read (default: exit {EXIT_UNREADABLE})")
     engine_opts(s)
     s.set_defaults(func=cmd_scan)
 
-    e = sub.add_parser("eval", help="precision/recall/F1/AUC against labelled data")
-    e.add_argument("labels", help="labels.tsv or a gold directory")
-    e.add_argument("result", nargs="?", help="result JSON/JSONL (omit to scan the gold directory first)")
-    e.add_argument("-j", "--workers", type=int)
-    e.add_argument("--no-progress", action="store_true")
-    e.add_argument("--folds", type=int, help="grouped K-fold cross-validation by TimeMap (K >= 2)")
+    e = add("eval", "precision/recall/F1/AUC against labelled data", _EVAL_EXAMPLES)
+    e.add_argument("labels", metavar="LABELS", help="labels.tsv (id, date, URI, label) or a gold directory")
+    e.add_argument("result", nargs="?", metavar="RESULT",
+                   help="result JSON/JSONL of 'driftline scan' (omit to scan the gold directory first)")
+    batch_opts(e)
+    e.add_argument("--folds", type=int, metavar="K",
+                   help="grouped K-fold cross-validation by TimeMap (K >= 2): thresholds tuned on the training folds, "
+                        "scored on the held-out fold")
     e.add_argument("--seed", type=int, default=0, help="seed of the fold assignment (default 0)")
-    e.add_argument("--json", action="store_true", help="cross-validation report as JSON")
+    e.add_argument("--json", action="store_true", help="the cross-validation report as JSON")
     engine_opts(e)
     e.set_defaults(func=cmd_eval)
 
-    c = sub.add_parser("compare", help="score two files (HTML or text) with every measure")
-    c.add_argument("a")
-    c.add_argument("b")
-    c.add_argument("--json", action="store_true")
+    c = add("compare", "score two pages (HTML, text or PDF files) with every measure", _COMPARE_EXAMPLES)
+    c.add_argument("a", metavar="A", help="the baseline page (HTML, text or PDF file)")
+    c.add_argument("b", metavar="B", help="the page compared with A")
+    c.add_argument("--json", action="store_true", help="print the scores as JSON")
     engine_opts(c)
     c.set_defaults(func=cmd_compare)
 
-    r = sub.add_parser("run", help="the streaming watcher: consume capture events from Kafka")
+    r = add("run", "the streaming watcher: consume capture events from Kafka", _RUN_EXAMPLES)
     r.add_argument("--once", action="store_true", help="exit when the input topics are drained")
     r.set_defaults(func=cmd_run)
 
-    d = sub.add_parser("demo", help="feed a sample crawl through the embedded broker and show the verdicts")
+    d = add("demo", "feed a sample crawl through the embedded broker and show the verdicts", _DEMO_EXAMPLES)
     d.add_argument("--once", action="store_true", help="exit after the summary instead of serving /metrics")
     d.set_defaults(func=cmd_demo)
     return p
 
 
+def _quiet_stdout() -> None:
+    """After a broken pipe: point stdout at /dev/null so the interpreter's final flush stays silent."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no real file (captured in tests)
+        pass
+    finally:
+        os.close(devnull)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run one command; every failure ends as one line per problem on stderr and a non-zero exit.
+
+    Exit codes: 0 done, 1 the command's own "no" (demo seeds misbehaved),
+    2 usage, configuration or input error, 3 scan: some input unreadable, 70 internal error (a bug), 130
+    Ctrl-C, 141 output pipe closed.
+    """
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # a usage error (one line printed) or --help/--version: an exit code, not a raise
+        return exc.code if isinstance(exc.code, int) else 2
     try:
         cfg = _config(args)
         from .logging_setup import setup_logging
 
         setup_logging(cfg.log_level, cfg.log_format)
-        return int(args.func(args, cfg))
+        code = int(args.func(args, cfg))
+        sys.stdout.flush()
+        return code
+    except ConfigError as exc:
+        for line in exc.problems:
+            print(f"driftline: error: {line}", file=sys.stderr)
+        return 2
     except DriftlineError as exc:
         print(f"driftline: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (``driftline compare A B --json | head``): not an error worth a word.
+        _quiet_stdout()
+        return 141
     except KeyboardInterrupt:
         return 130
+    except OSError as exc:  # a file or socket the command needed, named by the error itself
+        print(f"driftline: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        # A bug: one line for the user, the traceback for the report: in the log at DEBUG, and always
+        # for the long-running service (``run``), whose operator reads logs, not a terminal.
+        log.log(logging.ERROR if args.command == "run" else logging.DEBUG, "unexpected error", exc_info=True)
+        print(f"driftline: internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''} "
+              f"(a bug: please report it with the output of --log-level DEBUG)", file=sys.stderr)
+        return 70
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -20,6 +20,33 @@ from .model import Capture
 from .step import HistoryState
 from .verdict import fmt
 
+# Inputs that are not one page: scoring their bytes as text would give a verdict on nonsense.
+_NOT_A_PAGE: tuple[tuple[bytes, str], ...] = (
+    (b"WARC/", "a WARC file; score its captures with 'driftline scan'"),
+    (b"filedesc://", "an ARC file; score its captures with 'driftline scan'"),
+    (b"\x1f\x8b", "gzip-compressed (a .warc.gz? score it with 'driftline scan'; else decompress it first)"),
+    (b"PK\x03\x04", "a ZIP archive"),
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+)
+
+
+def _page_type(path: str, data: bytes) -> str | None:
+    """The content type to score ``data`` as (None: let extraction sniff HTML/text), or InputError."""
+    head = data[:4096]
+    if head.lstrip().startswith(b"%PDF"):
+        return "application/pdf"
+    for magic, what in _NOT_A_PAGE:
+        if head.startswith(magic):
+            raise InputError(f"{path}: not an HTML, text or PDF page: {what}", reason="not_a_page")
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 text
+        return None
+    controls = sum(1 for c in head if c < 9 or 13 < c < 32)
+    if b"\x00" in head or controls > len(head) // 20:
+        raise InputError(f"{path}: not an HTML, text or PDF page: binary data", reason="not_a_page")
+    return None
+
 
 def _capture(path: str, when: datetime) -> Capture:
     p = Path(path)
@@ -27,7 +54,9 @@ def _capture(path: str, when: datetime) -> Capture:
         data = p.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc}", reason="unreadable") from exc
-    ctype = "text/plain" if p.suffix.lower() in (".txt", ".text", ".md") else None
+    ctype = _page_type(path, data)
+    if ctype is None and p.suffix.lower() in (".txt", ".text", ".md"):
+        ctype = "text/plain"
     return Capture(url=p.resolve().as_uri(), timestamp=when, content=data, content_type=ctype, uri_m=str(p))
 
 

@@ -16,22 +16,28 @@ YAML), and validation errors never quote the input (pydantic would).
 
 from __future__ import annotations
 
+import codecs
+import ipaddress
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
+from .config_problems import FieldProblemError, describe
+from .config_problems import line as problem_line
 from .errors import ConfigError
+from .model import ChangeClass, Profile, TopicStatus
 
 ENV_PREFIX = "DRIFTLINE__"
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config.yaml"
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Numbers given where text is expected (an env var "DRIFTLINE__KAFKA__CLIENT_ID=42", parsed as YAML) are text.
+    model_config = ConfigDict(frozen=True, extra="forbid", coerce_numbers_to_str=True)
 
 
 class CanonicalConfig(_Frozen):
@@ -51,12 +57,21 @@ class CanonicalConfig(_Frozen):
 
 
 class ExtractConfig(_Frozen):
-    max_bytes: int = 8_000_000
+    max_bytes: int = Field(default=8_000_000, ge=1)
     max_decompress_ratio: float = Field(default=200.0, gt=1.0)
     main_content: bool = False
     remove_banners: bool = True
     fallback_encoding: str = "windows-1252"
-    pdf_max_pages: int = 200
+    pdf_max_pages: int = Field(default=200, ge=1)
+
+    @field_validator("fallback_encoding")
+    @classmethod
+    def _encoding(cls, v: str) -> str:
+        try:
+            codecs.lookup(v)
+        except LookupError:
+            raise ValueError("expected a text encoding Python knows (e.g. windows-1252, utf-8)") from None
+        return v
 
 
 class TokenConfig(_Frozen):
@@ -80,14 +95,24 @@ class PolicyConfig(_Frozen):
     """How per-measure statuses combine into the capture's status."""
 
     kind: Literal["any", "all", "k-of-n", "weighted"] = "any"
-    k: int = 2
-    weights: Mapping[str, float] = Field(default_factory=dict)
-    weighted_threshold: float = 0.5
+    k: int = Field(default=2, ge=1)
+    weights: Mapping[str, Annotated[float, Field(ge=0)]] = Field(default_factory=dict)
+    weighted_threshold: float = Field(default=0.5, gt=0, le=1)
 
 
 class BaselineConfig(_Frozen):
     policy: Literal["first", "first-valid", "pinned", "rolling"] = "first"
     pinned: Mapping[str, str] = Field(default_factory=dict)  # history -> 14-digit timestamp
+
+    @field_validator("pinned")
+    @classmethod
+    def _timestamps(cls, v: Mapping[str, str]) -> Mapping[str, str]:
+        # Compared as text with the capture's 14-digit time: any other form would never match.
+        for history, ts in v.items():
+            if not (isinstance(ts, str) and len(ts) == 14 and ts.isdigit()):
+                raise FieldProblemError(history, ts, "expected a 14-digit timestamp (YYYYMMDDhhmmss, UTC)")
+        return v
+
 
 
 DEFAULT_VOTING: dict[str, float | None] = {"tfintersection": 1.0, "wordcount": -0.95}
@@ -115,6 +140,15 @@ class EngineConfig(_Frozen):
     # doi (is the scholarly record still at the endpoint?).  Per input topic: kafka.topic_profiles.
     profile: Literal["collection", "text", "doi"] = "collection"
 
+    @model_validator(mode="after")
+    def _k_of_n(self) -> EngineConfig:
+        # k above the number of voting measures would quietly mean "all": refuse it.
+        n = len(self.measures)
+        if self.policy.kind == "k-of-n" and self.policy.k > n:
+            raise FieldProblemError("policy.k", self.policy.k, f"expected at most {n}, the number of voting measures "
+                                                          f"(engine.measures / --measures)")
+        return self
+
 
 class StoreConfig(_Frozen):
     backend: Literal["sqlite", "memory", "postgres"] = "sqlite"
@@ -134,11 +168,11 @@ class StoreConfig(_Frozen):
 class ScanConfig(_Frozen):
     format: Literal["json", "csv", "jsonl", "summary"] = "json"
     progress: bool = True
-    workers: int = 0  # 0 = one per core
-    timemap_timeout_s: float = 30.0
+    workers: int = Field(default=0, ge=0)  # 0 = one per core
+    timemap_timeout_s: float = Field(default=30.0, gt=0)
     # Pages of a paged TimeMap (or TimeMaps of a TimeMap index) read per input, the first included.
     timemap_max_pages: int = Field(default=100, ge=1)
-    follow_redirects: int = 5
+    follow_redirects: int = Field(default=5, ge=0)
     # Accept inputs or captures that could not be read (missing WARC behind a CDX, a memento that
     # could not be fetched, a cut record): they are still reported as errors, but the exit code is 0.
     allow_missing: bool = False
@@ -155,30 +189,35 @@ class KafkaConfig(_Frozen):
     alerts_topic: str = "driftline-alerts"
     recommendations_topic: str = "driftline-recommendations"
     dead_letter_topic: str = "driftline-dead-letter"
-    max_in_flight: int = 64
-    max_batch: int = 100
-    session_timeout_ms: int = 10_000  # Tansu completes a first join after session_timeout/2: keep it short
-    request_timeout_ms: int = 30_000
+    max_in_flight: int = Field(default=64, ge=1)
+    max_batch: int = Field(default=100, ge=1)
+    # Tansu completes a first join after session_timeout/2: keep it short
+    session_timeout_ms: int = Field(default=10_000, ge=1)
+    request_timeout_ms: int = Field(default=30_000, ge=1)
     embedded_broker: bool = True
-    embedded_port: int = 19092
-    partitions: int = 6
+    embedded_port: int = Field(default=19092, ge=1, le=65535)
+    partitions: int = Field(default=6, ge=1)
     # Re-key: Heritrix's feed is unkeyed, so one URL's captures land on any
     # partition; a router re-produces each raw event to keyed_topic with the
     # canonical URL key, so all captures of one history are scored in order.
     rekey: bool = True
     keyed_topic: str = "driftline-events-keyed"
     create_topics: bool = True  # create missing topics (and re-create them after a memory broker restarts)
-    topic_check_interval_s: float = 5.0
+    topic_check_interval_s: float = Field(default=5.0, gt=0)
+    # Cap of the exponential backoff between attempts to reach an unreachable broker at start-up.
+    connect_retry_max_s: float = Field(default=30.0, gt=0)
     idempotent_producer: bool = True  # falls back to acks=all alone when the broker refuses (Tansu 0.6)
     auto_offset_reset: Literal["earliest", "latest"] = "earliest"
-    heartbeat_interval_ms: int = 3_000
-    rebalance_timeout_ms: int = 30_000
-    max_poll_interval_ms: int = 300_000
-    metadata_max_age_ms: int = 30_000
-    commit_interval_ms: int = 1_000
-    shutdown_timeout_s: float = 20.0
-    score_threads: int = 1  # threads running engine/store calls; the engine is not thread-safe, so 1
-    store_retry_s: float = 300.0  # a store outage is retried this long (the partition waits), then dead-lettered
+    heartbeat_interval_ms: int = Field(default=3_000, ge=1)
+    rebalance_timeout_ms: int = Field(default=30_000, ge=1)
+    max_poll_interval_ms: int = Field(default=300_000, ge=1)
+    metadata_max_age_ms: int = Field(default=30_000, ge=1)
+    commit_interval_ms: int = Field(default=1_000, ge=1)
+    shutdown_timeout_s: float = Field(default=20.0, gt=0)
+    # threads running engine/store calls; the engine is not thread-safe, so 1
+    score_threads: int = Field(default=1, ge=1)
+    # a store outage is retried this long (the partition waits), then dead-lettered
+    store_retry_s: float = Field(default=300.0, ge=0)
     # A produce the broker refuses (not a transient error) is retried this long, then dead-lettered.
     publish_refused_retry_s: float = Field(default=60.0, ge=0)
     client_log_interval_s: float = Field(default=10.0, ge=0)  # aiokafka log lines: one per message per interval
@@ -195,11 +234,11 @@ class KafkaConfig(_Frozen):
 
 
 class LiveFetchConfig(_Frozen):
-    timeout_s: float = 20.0
-    max_bytes: int = 20_000_000
-    max_redirects: int = 5
-    per_host_concurrency: int = 2
-    per_host_delay_s: float = 1.0
+    timeout_s: float = Field(default=20.0, gt=0)
+    max_bytes: int = Field(default=20_000_000, ge=1)
+    max_redirects: int = Field(default=5, ge=0)
+    per_host_concurrency: int = Field(default=2, ge=1)
+    per_host_delay_s: float = Field(default=1.0, ge=0)
     user_agent: str = "driftline/0.1 (+https://github.com/driftline/driftline; content-drift watcher)"
 
 
@@ -210,20 +249,38 @@ class AcquireConfig(_Frozen):
     live: LiveFetchConfig = LiveFetchConfig()
     allow_addresses: tuple[str, ...] = ()  # CIDRs admitted despite being private/loopback
     order: tuple[Literal["warc", "replay", "live"], ...] = ("warc", "replay", "live")
-    warc_max_bytes: int = 50_000_000  # cap on one WARC record as stored (compressed)
+    warc_max_bytes: int = Field(default=50_000_000, ge=1)  # cap on one WARC record as stored (compressed)
+
+    @field_validator("allow_addresses")
+    @classmethod
+    def _cidrs(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for cidr in v:
+            try:
+                ipaddress.ip_network(cidr, strict=False)
+            except ValueError:
+                raise ValueError(f"expected IP networks in CIDR form (e.g. 10.0.0.0/8); {cidr!r} is not one") from None
+        return v
+
+    @field_validator("order")
+    @classmethod
+    def _order(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        # Empty is allowed: events then need inline content.
+        if len(set(v)) != len(v):
+            raise ValueError("expected distinct sources among warc, replay, live (each at most once)")
+        return v
 
 
 class RenderConfig(_Frozen):
     enabled: bool = True
     executable_path: str = "/usr/bin/chromium"
-    pages: int = 2
-    timeout_s: float = 20.0
+    pages: int = Field(default=2, ge=1)
+    timeout_s: float = Field(default=20.0, gt=0)
     hosts: tuple[str, ...] = ()
     url_patterns: tuple[str, ...] = ()
     auto: bool = True
-    auto_max_words: int = 30
-    auto_min_scripts: int = 3
-    settle_s: float = 2.0  # after "load", wait up to this long for the network to go idle
+    auto_max_words: int = Field(default=30, ge=0)
+    auto_min_scripts: int = Field(default=3, ge=0)
+    settle_s: float = Field(default=2.0, ge=0)  # after "load", wait up to this long for the network to go idle
     # Render script-built captures from a WARC or a raw replay too, every subresource taken from the
     # archive (the capture's WARC file, then acquire.replay_base), never from the live web.
     archived: bool = True
@@ -237,7 +294,7 @@ class RenderConfig(_Frozen):
 class MetricsConfig(_Frozen):
     enabled: bool = True
     host: str = "127.0.0.1"
-    port: int = 9308
+    port: int = Field(default=9308, ge=1, le=65535)
     # Consumer lag is read from the group's committed offsets and the topics'
     # end offsets this often, for every partition (owned or not).
     lag_interval_s: float = Field(default=10.0, gt=0)
@@ -252,11 +309,19 @@ class MetricsConfig(_Frozen):
 class RecommendConfig(_Frozen):
     """Crawl-stop recommendations (watcher/recommend.py)."""
 
-    consecutive_off_topic: int = 3
+    consecutive_off_topic: int = Field(default=3, ge=1)
     seeds_only: bool = True
     # Verdict statuses that count as "off topic" for a run; "empty" and "error"
     # captures (a timeout, an empty body) break a run by default.
     off_topic_statuses: tuple[str, ...] = ("off-topic",)
+
+    @field_validator("off_topic_statuses")
+    @classmethod
+    def _statuses(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        known = get_args(TopicStatus)
+        if not v or any(s not in known for s in v):
+            raise ValueError(f"expected a non-empty list of verdict statuses among {', '.join(known)}")
+        return v
 
 
 class ActuatorConfig(_Frozen):
@@ -273,12 +338,19 @@ class ActuatorConfig(_Frozen):
     heritrix_verify_tls: bool = True
     heritrix_ca_file: str | None = None
     heritrix_script_engine: Literal["groovy", "beanshell"] = "groovy"
-    heritrix_timeout_s: float = 30.0
+    heritrix_timeout_s: float = Field(default=30.0, gt=0)
     brozzler_rethinkdb_servers: str | None = None  # e.g. "db1:28015,db2:28015"
     brozzler_rethinkdb_db: str | None = None
-    brozzler_timeout_s: float = 60.0
+    brozzler_timeout_s: float = Field(default=60.0, gt=0)
     # seed URL -> Brozzler site id (a stop-crawl needs the site id; events may carry it in extra.site_id)
     brozzler_site_ids: Mapping[str, str] = Field(default_factory=dict)
+
+
+_DEFAULT_ALERT_CHANGES: dict[Profile, tuple[ChangeClass, ...]] = {
+    "collection": ("off-topic",),
+    "text": ("drifted", "off-topic"),
+    "doi": ("drifted", "replaced", "gone", "moved"),
+}
 
 
 class AlertConfig(_Frozen):
@@ -290,17 +362,16 @@ class AlertConfig(_Frozen):
     replaced, gone or moved.  ``topics`` overrides the profile's list for an
     input topic."""
 
-    changes: Mapping[str, tuple[str, ...]] = Field(default_factory=lambda: {
-        "collection": ("off-topic",),
-        "text": ("drifted", "off-topic"),
-        "doi": ("drifted", "replaced", "gone", "moved"),
-    })
-    topics: Mapping[str, tuple[str, ...]] = Field(default_factory=dict)
+    changes: Mapping[Profile, tuple[ChangeClass, ...]] = Field(default_factory=lambda: dict(_DEFAULT_ALERT_CHANGES))
+    topics: Mapping[str, tuple[ChangeClass, ...]] = Field(default_factory=dict)
 
     def alerts_on(self, profile: str, topic: str | None) -> frozenset[str]:
         if topic is not None and topic in self.topics:
             return frozenset(self.topics[topic])
-        return frozenset(self.changes.get(profile, ("off-topic",)))
+        for name, changes in self.changes.items():
+            if name == profile:
+                return frozenset(changes)
+        return frozenset(("off-topic",))
 
 
 class EventsConfig(_Frozen):
@@ -309,6 +380,13 @@ class EventsConfig(_Frozen):
     accept_status: tuple[int, int] = (200, 399)
     document_mimetypes: tuple[str, ...] = ("text/html", "application/xhtml+xml", "text/plain", "application/pdf")
     skip_annotations: tuple[str, ...] = ()
+
+    @field_validator("accept_status")
+    @classmethod
+    def _status_range(cls, v: tuple[int, int]) -> tuple[int, int]:
+        if not 100 <= v[0] <= v[1] <= 599:
+            raise ValueError("expected [low, high] HTTP status codes with 100 <= low <= high <= 599")
+        return v
 
 
 class Config(_Frozen):
@@ -330,7 +408,7 @@ class Config(_Frozen):
     @classmethod
     def _level(cls, v: str) -> str:
         if v.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
-            raise ValueError(f"unknown log level {v!r}")
+            raise ValueError("expected one of DEBUG, INFO, WARNING, ERROR, CRITICAL")
         return v.upper()
 
 
@@ -351,13 +429,15 @@ def is_secret_key(name: str) -> bool:
     return name == "dsn" or name.endswith(("password", "token", "secret"))
 
 
+def _env_path(key: str) -> list[str]:
+    return [p.lower() for p in key[len(ENV_PREFIX):].split("__") if p] if key.startswith(ENV_PREFIX) else []
+
+
 def env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
     """Turn ``DRIFTLINE__A__B=value`` variables into a nested mapping (secret keys verbatim)."""
     tree: dict[str, Any] = {}
     for key, raw in environ.items():
-        if not key.startswith(ENV_PREFIX):
-            continue
-        path = [p.lower() for p in key[len(ENV_PREFIX):].split("__") if p]
+        path = _env_path(key)
         if not path:
             continue
         if is_secret_key(path[-1]):
@@ -386,10 +466,14 @@ def load_config(
     *,
     environ: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
+    override_sources: Mapping[tuple[str, ...], str] | None = None,
 ) -> Config:
     """Load ``path`` (default: the shipped ``config.yaml``) plus env overrides.
 
-    Raises :class:`ConfigError` with every validation problem listed.
+    ``override_sources`` names the command-line option behind each path of
+    ``overrides`` (``("scan", "workers") -> "-j/--workers"``) so that an
+    error blames the option, not the file.  Raises :class:`ConfigError` with
+    one line per validation problem.
     """
     source = Path(path) if path is not None else Path(os.environ.get("DRIFTLINE_CONFIG", DEFAULT_CONFIG))
     data: dict[str, Any] = {}
@@ -397,26 +481,50 @@ def load_config(
         try:
             loaded = yaml.safe_load(source.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
-            raise ConfigError(f"{source}: not valid YAML: {exc}") from exc
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+            what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise ConfigError(f"{source}: not valid YAML{where}: {what}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{source}: not a YAML configuration file (not UTF-8 text)") from None
+        except OSError as exc:
+            raise ConfigError(f"{source}: cannot read the configuration: {exc.strerror or exc}") from None
         if loaded is not None and not isinstance(loaded, dict):
             raise ConfigError(f"{source}: top level must be a mapping")
         data = loaded or {}
     elif path is not None:
         raise ConfigError(f"config file not found: {source}")
-    data = _merge(data, env_overrides(os.environ if environ is None else environ))
+    env = os.environ if environ is None else environ
+    data = _merge(data, env_overrides(env))
+    sources: dict[tuple[str, ...], str] = {tuple(_env_path(k)): k for k in env if _env_path(k)}
     if overrides:
         data = _merge(data, overrides)
+        sources.update(override_sources or {})
+    file = str(source) if source.exists() else ""
+    env_raw = {k: v for k, v in env.items() if k.startswith(ENV_PREFIX)}
     try:
-        return Config.model_validate(data)
+        cfg = Config.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"invalid configuration ({source}): {describe_validation_error(exc)}") from None
+        lines = describe(exc, file=file, sources=sources, env_raw=env_raw, model=Config)
+        raise ConfigError("\n".join(lines), problems=lines) from None
+    lines = [problem_line(path, value, expected, file=file, sources=sources, env_raw=env_raw)
+             for path, value, expected in startup_problems(cfg)]
+    if lines:
+        raise ConfigError("\n".join(lines), problems=lines)
+    return cfg
 
 
-def describe_validation_error(exc: ValidationError) -> str:
-    """Every problem of ``exc`` by location and message, never the input value
-    (pydantic's own text quotes it, which would print a mistyped password)."""
-    problems = [
-        f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}"
-        for err in exc.errors(include_url=False, include_input=False, include_context=False)
-    ]
-    return f"{len(problems)} problem(s): " + "; ".join(problems)
+def startup_problems(cfg: Config) -> list[tuple[tuple[str, ...], Any, str]]:
+    """Settings that are valid alone but make no sense for a run: (path, value, what is expected).
+
+    Checked when a configuration is loaded for a command, not in the models: a
+    program (or a test) may build a partial configuration on purpose.
+    """
+    out: list[tuple[tuple[str, ...], Any, str]] = []
+    base = cfg.engine.baseline
+    if base.policy == "pinned" and not base.pinned:
+        # "pinned" without pins silently behaves as "first-valid": refuse it so the operator notices.
+        out.append((("engine", "baseline", "policy"), base.policy,
+                    "needs engine.baseline.pinned (history key -> 14-digit timestamp) in the config file; "
+                    "none is given"))
+    return out

@@ -25,7 +25,13 @@ class DriftlineError(Exception):
 
 
 class ConfigError(DriftlineError):
+    """A setting is invalid.  ``problems`` holds one line per problem (the message joins them)."""
+
     reason = "config"
+
+    def __init__(self, message: str, *, reason: str | None = None, problems: list[str] | None = None) -> None:
+        super().__init__(message, reason=reason)
+        self.problems = problems or [message]
 
 
 class InputError(DriftlineError):

@@ -110,6 +110,9 @@ def load_results(path: str) -> list[ResultRow]:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"{path}: cannot read result file: {exc}", reason="unreadable") from exc
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a result file (not UTF-8 text); expected the JSON or JSONL that "
+                         f"'driftline scan' writes", reason="result_format") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
@@ -233,6 +236,13 @@ def match_results(labels: str | os.PathLike[str], result: str | os.PathLike[str]
             continue
         used.add(id(row))
         pairs.append((g, row.entry))
+    if not pairs:
+        # A report over nothing would read as a real (perfect or empty) evaluation: refuse it.
+        if not gold:
+            raise InputError(f"nothing matched: {labels} holds no labelled rows", reason="nothing_matched")
+        raise InputError(f"nothing matched: none of the {len(gold)} labelled captures has one of the {len(rows)} "
+                         f"rows of {result}; labels and results must name the same URI-Ms, or the same URL and "
+                         f"14-digit time", reason="nothing_matched")
     if missing:
         log.info("%d labelled captures have no result in %s", missing, result)
     return Matched(gold, pairs, missing, len(rows) - len(used))

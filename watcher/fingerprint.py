@@ -29,16 +29,11 @@ from .extract.html import DOI_RE, HtmlDoc, normalise_ws, read_html
 from .extract.pdf import pdf_text
 from .model import Capture, ContentKind, Fingerprint, payload_digest
 from .pagekinds import detect_page_kind
+from .text import content_terms
+from .text import tokens as text_tokens
 
 log = logging.getLogger(__name__)
 
-_WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*", re.U)
-# Scripts written without spaces between words (Han, kana, Thai, Lao, Khmer,
-# Myanmar): decided by the characters, not by the detected language, which is
-# unreliable on mixed pages.
-_NO_SPACE_CHARS = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_NO_SPACE = re.compile(f"[{_NO_SPACE_CHARS}]")
-_NO_SPACE_SPLIT = re.compile(f"([{_NO_SPACE_CHARS}]+)")
 _DIGITS = re.compile(r"^[\d\W_]+$")
 _HTML_SNIFF = re.compile(rb"<\s*(!doctype\s+html|html|head|body|title|meta|div|p|table|frameset|script|a\s)", re.I)
 _DOI_META = ("citation_doi", "dc.identifier", "prism.doi", "dc.identifier.doi", "bepress_citation_doi")
@@ -95,34 +90,17 @@ def sniff_kind(content: bytes, content_type: str | None) -> ContentKind:
 
 
 def words(text: str, language: str | None) -> list[str]:
-    """Lowercased word tokens, Unicode-aware.
-
-    Runs of CJK/Thai script, which have no spaces between words, become
-    character bigrams so counts and overlaps stay meaningful.
-    """
-    toks = [t.lower() for t in _WORD.findall(text)]
-    if not _NO_SPACE.search(text):
-        return toks
-    out: list[str] = []
-    for t in toks:
-        if len(t) > 2 and _NO_SPACE.search(t):
-            for run in _NO_SPACE_SPLIT.split(t):
-                if not run:
-                    continue
-                if _NO_SPACE.match(run) and len(run) > 2:
-                    out.extend(run[i:i + 2] for i in range(len(run) - 1))
-                else:
-                    out.append(run)
-        else:
-            out.append(t)
-    return out
+    """Normalised word tokens, script-aware (see :mod:`watcher.text`): scripts
+    without spaces become cluster bigrams so counts and overlaps stay
+    meaningful."""
+    return text_tokens(text)
 
 
 def terms_of(tokens: Sequence[str], language: str | None, *, stop: bool, stem: bool) -> list[str]:
     """Content terms: no stop words, no numbers (dates and counters churn
-    without the content changing), no one-letter tokens (outside CJK)."""
-    stops = lang.stop_words(language) if stop else frozenset()
-    out = [t for t in tokens if t not in stops and (len(t) > 1 or _NO_SPACE.match(t)) and not _DIGITS.match(t)]
+    without the content changing), no one-letter tokens (outside CJK);
+    Arabic light stemming (see :mod:`watcher.text`)."""
+    out = content_terms(tokens, language, lang.stop_words(language) if stop else frozenset())
     if stem:
         st = lang.stemmer(language)
         if st is not None:

@@ -17,6 +17,8 @@ import logging
 from functools import lru_cache
 from typing import Any
 
+from .text import normalise_stop_words
+
 log = logging.getLogger(__name__)
 
 _JUSTEXT_NAMES = {
@@ -81,7 +83,9 @@ def detect(text: str, hint: str | None = None) -> str | None:
 
 @lru_cache(maxsize=128)
 def stop_words(code: str | None) -> frozenset[str]:
-    """Stop words of language ``code`` (empty set when none are known)."""
+    """Stop words of language ``code`` (empty set when none are known),
+    normalised as tokens are (:mod:`watcher.text`), or they would stop
+    matching (Arabic alef forms, taa marbuta...)."""
     if not code:
         return frozenset()
     name = _JUSTEXT_NAMES.get(code)
@@ -90,7 +94,7 @@ def stop_words(code: str | None) -> frozenset[str]:
     try:
         import justext
 
-        return frozenset(w.lower() for w in justext.get_stoplist(name))
+        return normalise_stop_words(justext.get_stoplist(name))
     except (ValueError, KeyError, OSError) as exc:
         log.debug("no stop list for %s: %s", code, exc)
         return frozenset()

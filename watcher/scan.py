@@ -14,7 +14,7 @@ import sys
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any
+from typing import Any, Protocol, TextIO
 
 from .config import Config, EngineConfig
 from .engine import Engine
@@ -59,14 +59,30 @@ def score_histories(histories: Iterable[tuple[str, list[Capture]]], cfg: Config,
             yield window.popleft().result()
 
 
-def _progress(it: Iterable[HistoryResult], enabled: bool) -> Iterable[HistoryResult]:
-    if not enabled or not sys.stderr.isatty():
+class _Total(Protocol):
+    total_captures: int
+    total_known: bool
+
+
+def _progress(it: Iterable[HistoryResult], enabled: bool, source: _Total | None = None,
+              stream: TextIO | None = None) -> Iterable[HistoryResult]:
+    """A tqdm bar over captures on a terminal, with the indexed total (hence an ETA) once it is known.
+
+    The total comes from ``source`` (the history iterator): inputs are
+    indexed before the first history is scored, so it is known from the first
+    result on; it is refreshed as it grows (TimeMaps, then archives).
+    """
+    stream = stream or sys.stderr
+    if not enabled or not stream.isatty():
         return it
     from tqdm import tqdm
 
     def counted() -> Iterator[HistoryResult]:
-        with tqdm(unit=" captures", file=sys.stderr, desc="scan") as bar:
+        with tqdm(unit=" captures", file=stream, desc="scan", dynamic_ncols=True) as bar:
             for r in it:
+                if source is not None and source.total_known and bar.total != source.total_captures:
+                    bar.total = max(source.total_captures, bar.n + len(r.verdicts))
+                    bar.refresh()
                 bar.update(len(r.verdicts))
                 yield r
 
@@ -95,7 +111,7 @@ def scan(inputs: Sequence[str], cfg: Config, out: str | None, fmt: str | None = 
                                                  for v in r.verdicts)
             yield r
 
-    results = _progress(counted(score_histories(it, cfg, workers)), cfg.scan.progress)
+    results = _progress(counted(score_histories(it, cfg, workers)), cfg.scan.progress, it)
     write_results(results, out, fmt or cfg.scan.format, cfg, it.uri_t)
     counts["unreadable inputs"] = len(it.unreadable)
     return counts

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import shutil
 import signal
 import socket
 import sys
@@ -314,9 +315,17 @@ def _crawl_batches(events: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 def run_demo(cfg: Config, *, once: bool, workdir: Path | None = None) -> int:
     """``driftline demo``: 0 when every seed behaved as designed, 1 otherwise, 2 on a setup error.
 
-    ``workdir`` (default: a new temporary directory, kept and printed) holds
-    the WARC and the SQLite store (alerts owed and sent included).
+    ``workdir`` holds the WARC and the SQLite store (alerts owed and sent
+    included).  When none is given a temporary directory is made and removed
+    on the way out (also on Ctrl-C, SIGTERM or an error): a demo leaves
+    nothing behind.
     """
+    if workdir is None:
+        tmp = Path(tempfile.mkdtemp(prefix="driftline-demo-"))
+        try:
+            return run_demo(cfg, once=once, workdir=tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
     async def _main() -> DemoResult:
         stop = asyncio.Event()

@@ -162,6 +162,17 @@ Writer = Callable[[Iterable[HistoryResult], TextIO, Config, Mapping[str, str] | 
 WRITERS: dict[str, Writer] = {"json": write_json, "csv": write_csv, "jsonl": write_jsonl, "summary": write_summary}
 
 
+def _new_file_mode() -> int:
+    """The mode ``open()`` would give a new file (0666 less the umask, 0644 typically).
+
+    ``mkstemp`` makes its file 0600; a result file is no secret, and a
+    colleague or a web server reading it should not need a chmod.
+    """
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 @contextlib.contextmanager
 def _open_target(path: str | None) -> Iterator[TextIO]:
     if path is None or path == "-":
@@ -178,6 +189,7 @@ def _open_target(path: str | None) -> Iterator[TextIO]:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.fchmod(fd, _new_file_mode())
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             yield fh
         os.replace(tmp, target)
@@ -199,6 +211,9 @@ def write_results(results: Iterable[HistoryResult], path: str | None, fmt: str, 
     try:
         with _open_target(path) as out:
             n = writer(results, out, cfg, uri_t)
+    except BrokenPipeError:
+        raise  # the reader went away (``| head``): the CLI ends quietly
     except OSError as exc:
-        raise OutputError(f"cannot write results to {path}: {exc}", reason="output_write") from exc
-    log.info("wrote %d captures as %s to %s", n, fmt, path or "stdout")
+        raise OutputError(f"cannot write results to {path or 'stdout'}: {exc}", reason="output_write") from exc
+    # The summary writes one row per history, the others one entry per capture.
+    log.info("wrote %d %s as %s to %s", n, "histories" if fmt == "summary" else "captures", fmt, path or "stdout")

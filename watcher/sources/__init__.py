@@ -64,6 +64,11 @@ class HistoryIterator:
                 self._timemaps[source] = load_timemap(source, cfg, self.unreadable)
             elif kind == "gold":
                 self._gold[source] = read_labels(Path(source))
+        # Captures expected in all (for a progress bar's total and ETA): labels and mementos are known now,
+        # archive records once they are indexed (before their first history is yielded).
+        self.total_captures = sum(len(r) for r in self._gold.values()) + sum(
+            len(tm.mementos) for tm in self._timemaps.values())
+        self.total_known = all(k in ("gold", "timemap") for k in self.kinds.values())
         self._gen = self._run(list(inputs))
 
     def __iter__(self) -> Iterator[tuple[str, list[Capture]]]:
@@ -106,6 +111,8 @@ class HistoryIterator:
             else:
                 entries.extend(index_cdx(source, cfg, kind))
             log.info("%s: %d records indexed (%s)", source, len(entries) - before, kind)
+        self.total_captures += len(entries)
+        self.total_known = True
         for history, captures in iter_archive_histories(entries, cfg):
             if history in held:
                 captures = merge_captures(held.pop(history), captures)
