@@ -37,6 +37,7 @@ from watcher.config import Config
 from watcher.engine import Engine
 from watcher.errors import ConfigError, DriftlineError
 from watcher.events import check_formats
+from watcher.kafkasec import kafka_security_options
 from watcher.metrics import Metrics, MetricsServer
 from watcher.recommend import Recommender
 from watcher.store import BaselineStore, open_store
@@ -106,6 +107,7 @@ class ConsumerApp:
         self.metrics.add_input_topics(cfg.kafka.input_topics)
         self.broker: EmbeddedBroker | None = None
         self.bootstrap_servers = cfg.kafka.bootstrap_servers or f"127.0.0.1:{cfg.kafka.embedded_port}"
+        self.kafka_security = kafka_security_options(cfg.kafka)  # fails early on an incomplete TLS/SASL setting
         self.publisher: Publisher | None = None
         self.metrics_server: MetricsServer | None = None
         self.router: PartitionRunner | None = None
@@ -159,7 +161,7 @@ class ConsumerApp:
                 await self.broker.start()
             await self._wait_for_broker()
             if k.create_topics:
-                await ensure_topics(self.bootstrap_servers, all_topics(cfg), k.partitions)
+                await ensure_topics(self.bootstrap_servers, all_topics(cfg), k.partitions, security=self.kafka_security)
             self._executor = ThreadPoolExecutor(max_workers=max(1, k.score_threads), thread_name_prefix="driftline")
             await self._build_pipeline()
             assert self.scoring is not None and self.publisher is not None
@@ -190,7 +192,8 @@ class ConsumerApp:
         watcher.on_stage = self.metrics.observe_stage
         if cfg.render.enabled:
             # Chromium starts on the first page that needs rendering (live, or archived with render.archived).
-            self.renderer = RenderPool(cfg.render, cfg.acquire.allow_addresses, fetch=cfg.acquire.live)
+            self.renderer = RenderPool(cfg.render, cfg.acquire.allow_addresses, fetch=cfg.acquire.live,
+                                       max_decompress_ratio=cfg.engine.extract.max_decompress_ratio)
         self.acquirer = Acquirer(cfg, on_fetch=self.metrics.observe_fetch, renderer=self.renderer,
                                  on_render_error=self.metrics.observe_render_error)
         recommender = Recommender(cfg.recommend, self.store, actuator=cfg.actuator)
@@ -274,7 +277,7 @@ class ConsumerApp:
         if now - self._ready_cache[0] < 2.0:
             return self._ready_cache[1]
         started = self.scorer is not None and self.scorer.consumer is not None
-        ok = started and await broker_reachable(self.bootstrap_servers)
+        ok = started and await broker_reachable(self.bootstrap_servers, security=self.kafka_security)
         self._ready_cache = (now, ok)
         return ok
 
@@ -314,7 +317,8 @@ class ConsumerApp:
         while True:
             await asyncio.sleep(self.cfg.kafka.topic_check_interval_s)
             try:
-                created = await ensure_topics(self.bootstrap_servers, topics, self.cfg.kafka.partitions, timeout_s=5.0)
+                created = await ensure_topics(self.bootstrap_servers, topics, self.cfg.kafka.partitions, timeout_s=5.0,
+                                              security=self.kafka_security)
             except Exception as exc:  # broker away: try again next round
                 log.debug("topic check failed: %r", exc)
                 continue

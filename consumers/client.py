@@ -11,20 +11,30 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
+from watcher.config import KafkaConfig
+from watcher.kafkasec import kafka_security_options
+
+
+def client_options(kafka: KafkaConfig) -> dict[str, Any]:
+    """Security keyword arguments (TLS, SASL) for a client of ``kafka``'s broker; pass as ``security=``."""
+    return kafka_security_options(kafka)
+
 
 async def produce(
-    bootstrap: str, topic: str, values: Iterable[bytes], *, key: bytes | None = None
+    bootstrap: str, topic: str, values: Iterable[bytes], *, key: bytes | None = None,
+    security: Mapping[str, Any] | None = None,
 ) -> list[tuple[int, int]]:
     """Send ``values`` to ``topic`` (unkeyed unless ``key``, like Heritrix) and wait for the acks.
 
-    Returns the (partition, offset) of each message, in order.
+    Returns the (partition, offset) of each message, in order.  ``security``:
+    :func:`client_options` of a secured broker.
     """
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5)
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, **dict(security or {}))
     await producer.start()
     try:
         futures = [await producer.send(topic, value=v, key=key) for v in values]
@@ -41,6 +51,7 @@ async def read_topic(
     expect: int | None = None,
     timeout_s: float = 30.0,
     idle_s: float = 1.0,
+    security: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Every JSON message of ``topic`` from the beginning (no group, no commits).
 
@@ -49,7 +60,8 @@ async def read_topic(
     the decoded ``value`` plus ``key``, ``partition`` and ``offset``.
     """
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
-                                auto_offset_reset="earliest", client_id=f"driftline-reader-{uuid.uuid4().hex[:8]}")
+                                auto_offset_reset="earliest", client_id=f"driftline-reader-{uuid.uuid4().hex[:8]}",
+                                **dict(security or {}))
     await consumer.start()
     out: list[dict[str, Any]] = []
     try:

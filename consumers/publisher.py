@@ -49,6 +49,7 @@ from aiokafka.errors import (
 
 from watcher.config import KafkaConfig
 from watcher.errors import DriftlineError
+from watcher.kafkasec import kafka_security_options
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +89,7 @@ class Publisher:
             request_timeout_ms=self.kafka.request_timeout_ms,
             metadata_max_age_ms=self.kafka.metadata_max_age_ms,
             retry_backoff_ms=200,
+            **kafka_security_options(self.kafka),
         )
 
     async def grants_producer_ids(self) -> bool:

@@ -41,6 +41,7 @@ from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import CommitFailedError, IllegalStateError, KafkaError
 
 from watcher.config import KafkaConfig
+from watcher.kafkasec import kafka_security_options
 from watcher.metrics import Metrics
 
 log = logging.getLogger(__name__)
@@ -138,6 +139,7 @@ class PartitionRunner:
             request_timeout_ms=k.request_timeout_ms,
             metadata_max_age_ms=k.metadata_max_age_ms,
             max_poll_records=max(1, k.max_batch),
+            **kafka_security_options(k),
         )
         await self.consumer.start()
         self.consumer.subscribe(self.topics, listener=_Listener(self))

@@ -195,10 +195,12 @@ async def test_scan_timemap_url_end_to_end(tmp_path: Path) -> None:
         return web.Response(text=",\n".join(lines), content_type="application/link-format")
 
     app.router.add_get("/timemap/link/{url:.*}", timemap)
+    conf = tmp_path / "local.yaml"  # the archive is on loopback: admitted explicitly, as an operator would
+    conf.write_text("acquire:\n  allow_addresses: [127.0.0.1/32]\n")
     async with serve(app) as base:
         out = tmp_path / "tm.json"
-        rc = await asyncio.to_thread(run, "scan", f"{base}/timemap/link/http://river.example/", "-o", str(out),
-                                     "--no-progress")
+        rc = await asyncio.to_thread(run, "-c", str(conf), "scan", f"{base}/timemap/link/http://river.example/",
+                                     "-o", str(out), "--no-progress")
     assert rc == 0
     assert all(s.endswith("id_") for s in seen), seen  # raw captures only
     data = json.loads(out.read_text())

@@ -19,7 +19,8 @@ from watcher.sources import detect_input, iter_histories
 from watcher.sources.fetch import html_redirect, raw_uri_m
 from watcher.sources.timemap import parse_link_format, parse_timemap
 
-CFG = Config.model_validate({"scan": {"timemap_timeout_s": 1.0, "follow_redirects": 3}})
+CFG = Config.model_validate({"scan": {"timemap_timeout_s": 1.0, "follow_redirects": 3},
+                             "acquire": {"allow_addresses": ["127.0.0.1/32"]}})  # the test archive is local
 ORIG = "http://site.example/"
 
 JS_PAGE = """<html><head><title>Wayback Machine</title></head><body>
@@ -243,7 +244,8 @@ async def test_paged_timemap_and_index_are_followed(archive: Archive, tmp_path: 
     assert "elsewhere.example" in caplog.text and "skipped" in caplog.text
     assert sum(p.startswith("/timemap/") for p in archive.requests) == 0  # TimeMaps are not mementos
     # scan.timemap_max_pages caps the documents read, the first included.
-    capped = Config.model_validate({"scan": {"timemap_timeout_s": 1.0, "timemap_max_pages": 2}})
+    capped = Config.model_validate({"scan": {"timemap_timeout_s": 1.0, "timemap_max_pages": 2},
+                                    "acquire": {"allow_addresses": ["127.0.0.1/32"]}})
     caplog.clear()
     hs2, _ = await _scan([f"{b}/timemap/p1"], capped)
     assert len(hs2["example,site)/"]) == 4 and "timemap_max_pages" in caplog.text

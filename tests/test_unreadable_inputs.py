@@ -304,9 +304,11 @@ async def test_timemap_unfetched_memento_is_an_error_and_gzip_mementos_are_read(
     app.router.add_get("/web/{ts}/{rest:.*}", memento)
     app.router.add_get("/timemap", timemap)
     out = tmp_path / "tm.jsonl"
+    conf = tmp_path / "local.yaml"  # the archive is on loopback: admitted explicitly, as an operator would
+    conf.write_text("acquire:\n  allow_addresses: [127.0.0.1/32]\n")
     async with serve(app) as base:
-        code = await asyncio.to_thread(main, ["--log-level", "WARNING", "scan", f"{base}/timemap", "-f", "jsonl",
-                                              "-o", str(out), "--no-progress", "-j", "1"])
+        code = await asyncio.to_thread(main, ["--log-level", "WARNING", "-c", str(conf), "scan", f"{base}/timemap",
+                                              "-f", "jsonl", "-o", str(out), "--no-progress", "-j", "1"])
     assert code == 3
     recs = sorted(_jsonl(out), key=lambda r: r["uri_m"])
     statuses = [r["overall topic status"] for r in recs]

@@ -218,7 +218,7 @@ class HeritrixActuator:
             log.info("actuator dry run (heritrix %s, recommendation %s): would send %s", action, rec.id, req.describe())
             return ActionResult(rec.id, self.name, action, dry_run=True, applied=False, request=req)
         assert req.url is not None
-        auth = aiohttp.DigestAuthMiddleware(self.cfg.heritrix_user, self.cfg.heritrix_password)
+        auth = aiohttp.DigestAuthMiddleware(self.cfg.heritrix_user, self.cfg.heritrix_password.get_secret_value())
         timeout = aiohttp.ClientTimeout(total=self.cfg.heritrix_timeout_s)
         try:
             async with (

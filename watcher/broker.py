@@ -18,9 +18,10 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from .errors import DriftlineError
 
@@ -45,11 +46,14 @@ def tansu_binary() -> Path:
     return path
 
 
-async def broker_reachable(bootstrap: str, timeout_s: float = 2.0) -> bool:
-    """True when a Kafka client can fetch cluster metadata from ``bootstrap``."""
+async def broker_reachable(bootstrap: str, timeout_s: float = 2.0, *,
+                           security: Mapping[str, Any] | None = None) -> bool:
+    """True when a Kafka client can fetch cluster metadata from ``bootstrap``
+    (``security``: :func:`watcher.kafkasec.kafka_security_options`)."""
     from aiokafka.admin import AIOKafkaAdminClient
 
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=int(timeout_s * 1000))
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=int(timeout_s * 1000),
+                                **dict(security or {}))
     try:
         await asyncio.wait_for(admin.start(), timeout_s)
         await asyncio.wait_for(admin.list_topics(), timeout_s)
@@ -64,7 +68,8 @@ async def broker_reachable(bootstrap: str, timeout_s: float = 2.0) -> bool:
 
 
 async def ensure_topics(
-    bootstrap: str, topics: Iterable[str], partitions: int, timeout_s: float = 15.0
+    bootstrap: str, topics: Iterable[str], partitions: int, timeout_s: float = 15.0, *,
+    security: Mapping[str, Any] | None = None,
 ) -> list[str]:
     """Create the missing ``topics`` with ``partitions`` partitions (replication 1).
 
@@ -76,7 +81,8 @@ async def ensure_topics(
     from aiokafka.errors import TopicAlreadyExistsError
 
     wanted = sorted(set(topics))
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=int(timeout_s * 1000))
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=int(timeout_s * 1000),
+                                **dict(security or {}))
     await admin.start()
     try:
         existing = set(await admin.list_topics())

@@ -6,6 +6,12 @@ project), then overridden by environment variables named
 ``DRIFTLINE__KAFKA__BOOTSTRAP_SERVERS=broker:9092``).  Values given in the
 environment are parsed as YAML scalars, so ``true``, ``3`` and ``[a, b]``
 work.  Units are part of the names (``timeout_s``, ``max_bytes``).
+
+Secrets (passwords, a DSN, tokens) are :class:`pydantic.SecretStr`: they
+print as ``**********`` in reprs, logs and dumps and are read with
+``.get_secret_value()`` only where a connection is made.  Environment values
+of secret keys are taken verbatim (a password ``yes`` or ``0123`` is not
+YAML), and validation errors never quote the input (pydantic would).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
 from .config_problems import FieldProblemError, describe
 from .config_problems import line as problem_line
@@ -149,8 +155,8 @@ class StoreConfig(_Frozen):
     path: str = "driftline.db"
     # PostgreSQL connection string (backend "postgres": one store shared by consumers on several machines),
     # e.g. "postgresql://driftline@db.example.org/driftline"; set it from DRIFTLINE__STORE__DSN to keep a
-    # password out of config.yaml.
-    dsn: str | None = None
+    # password out of config.yaml.  A secret: never logged (describe_dsn names database and host only).
+    dsn: SecretStr | None = None
     # Verdicts kept per history (the newest; older ones are pruned, their ids remembered for idempotence).
     history_limit: int = Field(default=1000, ge=1)
     # How long (by arrival) a capture's compact fingerprint is kept next to its verdict, so that a capture
@@ -218,6 +224,16 @@ class KafkaConfig(_Frozen):
     # A produce the broker refuses (not a transient error) is retried this long, then dead-lettered.
     publish_refused_retry_s: float = Field(default=60.0, ge=0)
     client_log_interval_s: float = Field(default=10.0, ge=0)  # aiokafka log lines: one per message per interval
+    # Secured brokers (every aiokafka client gets these; the embedded broker is always PLAINTEXT).
+    security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "PLAIN"
+    sasl_plain_username: str | None = None
+    sasl_plain_password: SecretStr | None = None  # set it from DRIFTLINE__KAFKA__SASL_PLAIN_PASSWORD
+    ssl_cafile: str | None = None  # CA bundle the broker's certificate must chain to (default: system CAs)
+    ssl_certfile: str | None = None  # client certificate (mutual TLS)
+    ssl_keyfile: str | None = None
+    ssl_key_password: SecretStr | None = None  # DRIFTLINE__KAFKA__SSL_KEY_PASSWORD
+    ssl_check_hostname: bool = True
 
 
 class LiveFetchConfig(_Frozen):
@@ -272,6 +288,10 @@ class RenderConfig(_Frozen):
     # archive (the capture's WARC file, then acquire.replay_base), never from the live web.
     archived: bool = True
     archive_index_files: int = Field(default=4, ge=1)  # WARC file indexes kept in memory for that
+    # Chromium's sandbox: "auto" keeps it on where the platform allows (as root: Chromium runs as
+    # sandbox_user through a setpriv wrapper), else --no-sandbox with a warning; "on" fails instead; "off".
+    sandbox: Literal["auto", "on", "off"] = "auto"
+    sandbox_user: str = "nobody"
 
 
 class MetricsConfig(_Frozen):
@@ -312,7 +332,7 @@ class ActuatorConfig(_Frozen):
     dry_run: bool = True
     heritrix_url: str = "https://localhost:8443"
     heritrix_user: str = "admin"
-    heritrix_password: str = ""
+    heritrix_password: SecretStr = SecretStr("")  # DRIFTLINE__ACTUATOR__HERITRIX_PASSWORD
     heritrix_action: Literal["reject-surt", "pause"] = "reject-surt"
     brozzler_command: str = "brozzler-stop-crawl"
     brozzler_action: Literal["stop-crawl", "scope-block"] = "scope-block"
@@ -446,21 +466,30 @@ def _set_path(tree: dict[str, Any], path: list[str], value: Any) -> None:
     node[path[-1]] = value
 
 
+def is_secret_key(name: str) -> bool:
+    """Config keys holding secrets (by name: every one of them is a SecretStr)."""
+    name = name.lower()
+    return name == "dsn" or name.endswith(("password", "token", "secret"))
+
+
 def _env_path(key: str) -> list[str]:
     return [p.lower() for p in key[len(ENV_PREFIX):].split("__") if p] if key.startswith(ENV_PREFIX) else []
 
 
 def env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
-    """Turn ``DRIFTLINE__A__B=value`` variables into a nested mapping."""
+    """Turn ``DRIFTLINE__A__B=value`` variables into a nested mapping (secret keys verbatim)."""
     tree: dict[str, Any] = {}
     for key, raw in environ.items():
         path = _env_path(key)
         if not path:
             continue
-        try:
-            value = yaml.safe_load(raw) if raw != "" else None
-        except yaml.YAMLError:
-            value = raw
+        if is_secret_key(path[-1]):
+            value: Any = raw if raw != "" else None
+        else:
+            try:
+                value = yaml.safe_load(raw) if raw != "" else None
+            except yaml.YAMLError:
+                value = raw
         _set_path(tree, path, value)
     return tree
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -35,7 +34,7 @@ from .archived import ArchiveResolver, ChainResolver, ReplayResolver, WarcFileRe
 from .http import FetchResult, HttpFetcher
 from .netguard import AddressPolicy
 from .render import RenderPool, count_scripts, quick_word_count, rendered_capture, wants_render
-from .replay import build_replay_uri, raw_replay_uri
+from .replay import WAYBACK, build_replay_uri, raw_replay_uri
 from .warc import RecordExtent, WarcPayload, find_warc, parse_record, read_record_bytes, safe_warc_name
 
 log = logging.getLogger(__name__)
@@ -44,7 +43,6 @@ log = logging.getLogger(__name__)
 FetchCallback = Callable[[str, float], None]
 FETCH_SOURCES = ("warc", "warc_http", "replay", "live", "render")
 _OK_ARCHIVE_STATUSES = range(200, 400)
-_WAYBACK_BASE = re.compile(r"^(https?://[^/]+/(?:[^/]+/)*?)\d{14}(?:[a-z]{2}_)?/")
 
 
 def needs_content(event: CaptureEvent, baseline_digest: str | None) -> bool:
@@ -77,12 +75,14 @@ class Acquirer:
         self.policy = AddressPolicy(self.acfg.allow_addresses)
         live = self.acfg.live
         # Event URLs: guarded, polite (per-host delay).
-        self.live_fetcher = HttpFetcher(live, self.policy)
+        ratio = cfg.engine.extract.max_decompress_ratio
+        self.live_fetcher = HttpFetcher(live, self.policy, max_decompress_ratio=ratio)
         # Configured archive endpoints (replay, WARC server): trusted hosts, no delay.
         self._replay_host = _host(self.acfg.replay_base) if self.acfg.replay_base else None
         trusted = [h for h in (self._replay_host, _host(self.acfg.warc_http_base or "")) if h]
         self.archive_policy = AddressPolicy(self.acfg.allow_addresses, trusted_hosts=trusted)
-        self.archive_fetcher = HttpFetcher(live, self.archive_policy, per_host_delay_s=0.0)
+        self.archive_fetcher = HttpFetcher(live, self.archive_policy, per_host_delay_s=0.0,
+                                           max_decompress_ratio=ratio)
         self.warc_indexes = WarcIndexCache(cfg, cfg.render.archive_index_files)
 
     async def __aenter__(self) -> Acquirer:
@@ -356,7 +356,7 @@ def _names_warc(event: CaptureEvent) -> bool:
 
 def replay_base_of(uri: str) -> str | None:
     """``https://archive/collection`` of a Wayback-style memento URI (None if it is not one)."""
-    m = _WAYBACK_BASE.match(uri)
+    m = WAYBACK.match(uri)
     return m.group(1).rstrip("/") if m else None
 
 

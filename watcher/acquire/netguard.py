@@ -1,13 +1,23 @@
 """SSRF guard: which network addresses driftline may fetch from.
 
 URLs in events are untrusted input.  A crawl of a hostile site, or a forged
-event, can name ``http://169.254.169.254/latest/meta-data/`` or a host whose
-DNS answer is ``127.0.0.1``.  The guard therefore checks the *resolved*
-addresses: :class:`GuardedResolver` is the aiohttp resolver of every guarded
-session, so aiohttp connects only to addresses that passed the check (no
-window for DNS rebinding between check and connect).  IP-literal hosts skip
-aiohttp's resolver, so :meth:`AddressPolicy.check_url` must run before every
-request and every redirect hop; the HTTP fetcher does that.
+event, can name ``http://169.254.169.254/latest/meta-data/``, a host whose
+DNS answer is ``127.0.0.1``, or a loopback address spelt so that a string
+check misses it: ``http://①②⑦.0.0.1/``, ``http://１２７.０.０.１/`` and
+``http://127。0。0。1/`` are all ``127.0.0.1`` once the URL library applies
+IDNA/NFKC, and ``2130706433``, ``0177.0.0.1``, ``0x7f.0.0.1``, ``127.1`` are
+legacy spellings the C resolver accepts.  Three layers, each on what is
+really used:
+
+1. :meth:`AddressPolicy.check_url` checks the host *as the HTTP client will
+   see it* (yarl's normalised host, legacy numeric forms decoded), for a clear
+   early error;
+2. :class:`GuardedResolver` checks every address a host name resolves to
+   (refusing the host if any answer is refused: no mixed answers);
+3. :func:`guarded_socket_factory` checks the socket address right before
+   ``connect()``, for every connection (each redirect hop, IP literals that
+   skip the resolver, happy-eyeballs fallbacks).  This is the layer that
+   cannot be talked around by spelling: it sees the bytes handed to the kernel.
 
 ``acquire.allow_addresses`` (CIDRs) admits otherwise refused addresses, e.g. a
 test server on loopback or an archive on the private network.
@@ -15,12 +25,15 @@ test server on loopback or an archive on the private network.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import logging
 import socket
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
+import yarl
+from aiohappyeyeballs import AddrInfoType, SocketFactoryType
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import ThreadedResolver
 
@@ -152,32 +165,96 @@ class AddressPolicy:
             raise BlockedAddressError(f"refusing {host!r}: address {address} is {why}")
 
     def check_url(self, url: str) -> str:
-        """Pre-flight check of one URL; returns its host.
+        """Pre-flight check of one URL; returns its normalised host.
 
-        Refuses non-HTTP schemes, metadata host names and refused IP
-        literals.  Host names are checked again, after resolution, by
-        :class:`GuardedResolver`.
+        Refuses non-HTTP schemes, metadata host names and refused addresses,
+        however spelt (see :func:`normalised_host`).  Host names are checked
+        again after resolution (:class:`GuardedResolver`) and every address
+        right before connecting (:func:`guarded_socket_factory`).
         """
-        try:
-            parts = urlsplit(url)
-            host = (parts.hostname or "").rstrip(".").lower()
-            _ = parts.port
-        except ValueError:
-            raise AcquireError(f"malformed URL {url[:200]!r}", reason="bad_url") from None
-        if parts.scheme.lower() not in ("http", "https"):
-            raise AcquireError(f"scheme {parts.scheme!r} is not fetched", reason="bad_url")
-        if not host:
-            raise AcquireError(f"URL has no host: {url[:200]!r}", reason="bad_url")
+        host = normalised_host(url)
         if self.is_trusted_host(host):
             return host
         if host in METADATA_HOSTS:
             raise BlockedAddressError(f"refusing {host!r}: cloud metadata host name")
-        try:
-            ipaddress.ip_address(host.split("%", 1)[0])
-        except ValueError:
-            return host
-        self.check_address(host, host)
+        literal = ip_literal(host)
+        if literal is not None:
+            self.check_address(literal, host)
         return host
+
+
+def ip_literal(host: str) -> str | None:
+    """The IP address ``host`` spells, in canonical form, or ``None`` for a name.
+
+    Accepts what the C library's ``inet_aton`` accepts (``2130706433``,
+    ``0177.0.0.1``, ``0x7f.0.0.1``, ``127.1``): a client or a proxy that hands
+    such a host to ``getaddrinfo`` connects to the address it encodes.
+    """
+    bare = host.strip("[]").split("%", 1)[0]
+    try:
+        return str(ipaddress.ip_address(bare))
+    except ValueError:
+        pass
+    if bare and all(part and (part.isdigit() or part.lower().startswith("0x")) for part in bare.split(".")):
+        try:
+            return socket.inet_ntoa(socket.inet_aton(bare))
+        except OSError:
+            return None
+    return None
+
+
+def normalised_host(url: str) -> str:
+    """The host of ``url`` as aiohttp will connect to it (IDNA/NFKC applied, lower
+    case, trailing dots and brackets removed); raises ``bad_url`` errors."""
+    try:
+        parts = urlsplit(url)
+        _ = parts.port
+    except ValueError:
+        raise AcquireError(f"malformed URL {url[:200]!r}", reason="bad_url") from None
+    if parts.scheme.lower() not in ("http", "https"):
+        raise AcquireError(f"scheme {parts.scheme!r} is not fetched", reason="bad_url")
+    try:
+        raw = yarl.URL(url).raw_host or ""
+    except (ValueError, UnicodeError):
+        raise AcquireError(f"malformed URL {url[:200]!r}", reason="bad_url") from None
+    host = raw.rstrip(".").lower().strip("[]")
+    if not host:
+        raise AcquireError(f"URL has no host: {url[:200]!r}", reason="bad_url")
+    return host
+
+
+class RefusedConnectionError(OSError):
+    """Raised by :func:`guarded_socket_factory` instead of connecting.
+
+    An ``OSError`` (EACCES) so that aiohttp treats it as a failed connection
+    attempt (closing the socket, trying no other trick); the fetcher turns it
+    into :class:`BlockedAddressError`.
+    """
+
+    def __init__(self, address: str, why: str) -> None:
+        super().__init__(errno.EACCES, f"refusing to connect to {address}: {why}")
+        self.address = address
+        self.why = why
+
+
+def guarded_socket_factory(policy: AddressPolicy) -> SocketFactoryType:
+    """A ``TCPConnector(socket_factory=...)`` that refuses blocked addresses.
+
+    aiohttp calls it with the very ``addrinfo`` it is about to ``connect()``
+    to, after every normalisation and resolution, so what is checked here is
+    what would be connected to.
+    """
+
+    def factory(addr_info: AddrInfoType) -> socket.socket:
+        family, type_, proto, _canon, sockaddr = addr_info
+        address = str(sockaddr[0])
+        why = policy.refusal(address)
+        if why is not None:
+            log.warning("refused a connection to %s (%s)", address, why)
+            raise RefusedConnectionError(address, why)
+        return socket.socket(family=family, type=type_, proto=proto)
+
+    return factory
 
 
 class GuardedResolver(AbstractResolver):

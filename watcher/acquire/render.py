@@ -58,13 +58,14 @@ from ..errors import AcquireError, BlockedAddressError, RenderError
 from ..events.model import CaptureEvent
 from ..model import Capture
 from .archived import ArchiveResolver
-from .http import FetchResult, HttpFetcher
+from .http import DEFAULT_DECOMPRESS_RATIO, FetchResult, HttpFetcher
 from .netguard import AddressPolicy
+from .sandbox import LaunchPlan, plan_launch, unsandboxed
 
 log = logging.getLogger(__name__)
 
+# --no-sandbox is added only when render.sandbox says so (see .sandbox).
 CHROMIUM_ARGS = (
-    "--no-sandbox",
     "--disable-gpu",
     "--disable-dev-shm-usage",
     "--disable-background-networking",
@@ -187,11 +188,13 @@ class RenderPool:
         allow: AddressPolicy | Iterable[str] = (),
         *,
         fetch: LiveFetchConfig | None = None,
+        max_decompress_ratio: float = DEFAULT_DECOMPRESS_RATIO,
     ) -> None:
         self.cfg = cfg
         self.policy = allow if isinstance(allow, AddressPolicy) else AddressPolicy(allow)
         self.fetch_cfg = fetch or LiveFetchConfig()
-        self.fetcher = HttpFetcher(self.fetch_cfg, self.policy, per_host_delay_s=0.0)
+        self.fetcher = HttpFetcher(self.fetch_cfg, self.policy, per_host_delay_s=0.0,
+                                   max_decompress_ratio=max_decompress_ratio)
         self.restarts = 0
         self.blocked_requests = 0
         self._pw: Playwright | None = None
@@ -202,6 +205,7 @@ class RenderPool:
         self._lock = asyncio.Lock()
         self._closed = False
         self._prefetched: dict[str, FetchResult] = {}
+        self._plan: LaunchPlan | None = None
 
     async def __aenter__(self) -> RenderPool:
         await self.start()
@@ -233,16 +237,36 @@ class RenderPool:
                     await old.close()
             if self._pw is None:
                 self._pw = await async_playwright().start()
-            try:
-                self._browser = await self._pw.chromium.launch(
-                    executable_path=self.cfg.executable_path, args=list(CHROMIUM_ARGS), headless=True
-                )
-            except PlaywrightError as exc:
-                msg = f"cannot launch Chromium at {self.cfg.executable_path}: {exc}"
-                raise RenderError(msg, reason="render_launch") from None
+            self._browser = await self._launch(self._pw)
             self._generation += 1
             log.info("Chromium launched (generation %d)", self._generation)
             return self._browser
+
+    async def _launch(self, pw: Playwright) -> Browser:
+        """Launch as :func:`plan_launch` says; under ``auto``, a sandboxed launch that fails falls back
+        to ``--no-sandbox`` (logged as a warning), under ``on`` it is an error."""
+        if self._plan is None:
+            self._plan = plan_launch(self.cfg)
+            log.info("%s", self._plan.description)
+        plan = self._plan
+        try:
+            # chromium_sandbox: Playwright adds --no-sandbox itself unless told otherwise
+            return await pw.chromium.launch(executable_path=plan.executable, args=[*CHROMIUM_ARGS, *plan.args],
+                                            headless=True, chromium_sandbox=plan.sandboxed)
+        except PlaywrightError as exc:
+            if plan.sandboxed and self.cfg.sandbox == "auto":
+                first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else repr(exc)
+                plan.cleanup()
+                self._plan = unsandboxed(self.cfg, f"the sandboxed launch failed: {first}")
+                log.warning("%s", self._plan.description)
+                return await self._launch(pw)
+            msg = f"cannot launch Chromium at {self.cfg.executable_path} ({plan.description}): {exc}"
+            raise RenderError(msg, reason="render_launch") from None
+
+    @property
+    def sandboxed(self) -> bool | None:
+        """Whether Chromium runs with its sandbox (None before the first launch)."""
+        return None if self._plan is None else self._plan.sandboxed
 
     async def _take_page(self) -> _Pooled:
         browser = await self._ensure_browser()
@@ -418,6 +442,9 @@ class RenderPool:
             if self._pw is not None:
                 await self._pw.stop()
                 self._pw = None
+            if self._plan is not None:
+                self._plan.cleanup()
+                self._plan = None
         await self.fetcher.close()
 
 

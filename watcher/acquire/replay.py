@@ -12,13 +12,14 @@ from datetime import datetime
 
 from ..model import ts14
 
-# scheme://host/[collection/...]TIMESTAMP[modifier_]/original-url
-_WAYBACK = re.compile(r"^(https?://[^/]+/(?:[^/]+/)*?)(\d{14})(?:[a-z]{2}_)?/(.+)$")
+# scheme://host/[collection/...]TIMESTAMP[modifier_]/original-url -- the one Wayback URI-M parser
+# (batch TimeMap fetching, replay, archived rendering all use it).
+WAYBACK = re.compile(r"^(https?://[^/]+/(?:[^/]+/)*?)(\d{14})(?:[a-z]{2}_)?/(.+)$")
 
 
 def raw_replay_uri(uri: str) -> str:
     """``uri`` with the ``id_`` modifier after its timestamp (unchanged if not Wayback-style)."""
-    m = _WAYBACK.match(uri)
+    m = WAYBACK.match(uri)
     if m is None:
         return uri
     return f"{m.group(1)}{m.group(2)}id_/{m.group(3)}"

@@ -1,29 +1,36 @@
 """Fetch raw mementos over HTTP, following every kind of redirect archives use.
 
-Why our own loop instead of urllib's redirect handling: archives redirect in
-three ways -- HTTP 3xx, JavaScript pages (Internet Archive's
+Why our own loop instead of the client's redirect handling: archives redirect
+in three ways -- HTTP 3xx, JavaScript pages (Internet Archive's
 ``window.location.replace(...)`` / ``document.location.href = ...``) and
 ``<meta http-equiv="refresh">`` -- and the whole chain must be recorded in
 ``Capture.redirects`` and bounded by ``scan.follow_redirects``.  Every hop of
 a Wayback-style URI-M is rewritten to its raw (``id_``) form, so the bytes
 are the archived page, not a replay with banners and rewritten links.
 
-Batch use only: blocking urllib in a small thread pool, no event loop needed.
+Every request goes through driftline's one guarded HTTP client
+(:class:`~watcher.acquire.http.HttpFetcher`): URI-Ms come from a remote
+TimeMap, i.e. from someone else, so they pass the address guard
+(``acquire.allow_addresses`` admits a local archive), and bodies are capped
+in size, decompressed size, decompression ratio and time.  Batch callers are
+synchronous; :func:`run_batch` runs the client's coroutines for them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
-import urllib.error
-import urllib.request
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
 from urllib.parse import urljoin, urlsplit
 
-from ..extract.encoding import decode_body
+from ..acquire.http import HttpFetcher
+from ..acquire.netguard import AddressPolicy
+from ..acquire.replay import WAYBACK, raw_replay_uri
+from ..config import Config, LiveFetchConfig
+from ..errors import AcquireError
 
-USER_AGENT = "driftline/0.1 (batch TimeMap scan)"
-
-_WAYBACK = re.compile(r"^(https?://[^/]+/(?:[^/]+/)*?)(\d{14})(?:[a-z]{2}_)?/(.+)$")
 _JS_REDIRECT = re.compile(
     r"""(?:window|document)\.location(?:\.href)?\s*(?:=|\.replace\s*\(|\.assign\s*\()\s*["']([^"']+)["']""",
     re.IGNORECASE,
@@ -39,21 +46,17 @@ _TAG = re.compile(r"<script\b.*?</script>|<style\b.*?</style>|<[^>]+>", re.IGNOR
 # happens to contain a location assignment is neither.
 _JS_PAGE_MAX_BYTES = 16_384
 _JS_PAGE_MAX_TEXT = 600
+_T = TypeVar("_T")
 
-
-def raw_uri_m(uri: str) -> str:
-    """Wayback-style URI-M with ``id_`` after the 14-digit timestamp (raw capture)."""
-    m = _WAYBACK.match(uri)
-    if not m:
-        return uri
-    return f"{m.group(1)}{m.group(2)}id_/{m.group(3)}"
+# One Wayback parser for the whole code base (watcher.acquire.replay).
+raw_uri_m = raw_replay_uri
 
 
 def in_archive(current: str, target: str) -> str:
     """Keep a redirect inside the archive: a raw capture that redirects to an
     original (live-web) URL is resolved through the same archive and time."""
-    m = _WAYBACK.match(current)
-    if not m or _WAYBACK.match(target):
+    m = WAYBACK.match(current)
+    if not m or WAYBACK.match(target):
         return target
     cur_host = urlsplit(current).netloc
     if urlsplit(target).netloc == cur_host:
@@ -99,41 +102,34 @@ class FetchResult:
         return None
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: object, **kwargs: object) -> None:
-        return None
+def batch_fetcher(cfg: Config) -> HttpFetcher:
+    """The guarded client for batch reads: ``acquire.live``'s limits with the
+    scan's timeout, the extractor's size cap, no per-host delay."""
+    live = LiveFetchConfig.model_validate({
+        **cfg.acquire.live.model_dump(),
+        "timeout_s": cfg.scan.timemap_timeout_s,
+        "max_bytes": cfg.engine.extract.max_bytes,
+        "max_redirects": cfg.scan.follow_redirects,
+    })
+    return HttpFetcher(live, AddressPolicy(cfg.acquire.allow_addresses), per_host_delay_s=0.0,
+                       max_decompress_ratio=cfg.engine.extract.max_decompress_ratio)
 
 
-_OPENER = urllib.request.build_opener(_NoRedirect())
+def run_batch(cfg: Config, work: Callable[[HttpFetcher], Awaitable[_T]]) -> _T:
+    """Run ``work`` with a fresh batch client in an event loop of its own (batch code is synchronous)."""
+
+    async def main() -> _T:
+        fetcher = batch_fetcher(cfg)
+        try:
+            return await work(fetcher)
+        finally:
+            await fetcher.close()
+
+    return asyncio.run(main())
 
 
-def _decode_body(body: bytes, encoding: str | None, max_bytes: int) -> bytes:
-    """The body with its declared Content-Encoding undone, bounded (a bomb is
-    never inflated: see :mod:`watcher.extract.encoding`).  A body that does not
-    decode cleanly is returned as received; the fingerprint decodes it again
-    under the configured caps and records why it failed."""
-    if not encoding:
-        return body
-    decoded = decode_body(body, {"Content-Encoding": encoding}, max_bytes=max_bytes)
-    return decoded.content if decoded.note in (None, "truncated") else body
-
-
-def _content_encoding(headers: dict[str, str]) -> str | None:
-    return next((v for k, v in headers.items() if k.lower() == "content-encoding"), None)
-
-
-def http_get(url: str, timeout_s: float, max_bytes: int) -> tuple[int, dict[str, str], bytes]:
-    """One GET without redirect following; HTTP errors return their status."""
-    req = urllib.request.Request(url, headers={"User-Agent": USER_AGENT, "Accept-Encoding": "gzip"})
-    try:
-        with _OPENER.open(req, timeout=timeout_s) as resp:
-            headers = dict(resp.headers.items())
-            body = resp.read(max_bytes)
-            return int(resp.status), headers, _decode_body(body, _content_encoding(headers), max_bytes)
-    except urllib.error.HTTPError as exc:
-        headers = dict(exc.headers.items()) if exc.headers else {}
-        body = exc.read(max_bytes) if exc.fp is not None else b""
-        return int(exc.code), headers, _decode_body(body, _content_encoding(headers), max_bytes)
+def _error_slug(exc: AcquireError) -> str:
+    return {"connect": "connection"}.get(exc.reason, exc.reason)
 
 
 def _hops(chain: list[str], current: str) -> tuple[str, ...]:
@@ -141,34 +137,28 @@ def _hops(chain: list[str], current: str) -> tuple[str, ...]:
     return (*chain, current) if chain else ()
 
 
-def fetch_raw(uri_m: str, *, timeout_s: float, max_redirects: int, max_bytes: int) -> FetchResult:
+async def fetch_raw(fetcher: HttpFetcher, uri_m: str, *, max_redirects: int) -> FetchResult:
     """Fetch the raw capture behind ``uri_m``, following HTTP, JavaScript and
     meta-refresh redirects up to ``max_redirects`` hops.  Never raises:
-    failures come back with ``content=None`` and a short ``error`` slug."""
+    failures come back with ``content=None`` and a short ``error`` slug
+    (``timeout``, ``connection``, ``blocked_address``, ``too_large``...)."""
     current = raw_uri_m(uri_m)
     chain: list[str] = []
     seen = {current}
-    status: int | None = None
-    headers: dict[str, str] = {}
     while True:
         try:
-            status, headers, body = http_get(current, timeout_s, max_bytes)
-        except TimeoutError:
-            return FetchResult(current, None, None, {}, _hops(chain, current), error="timeout")
-        except urllib.error.URLError as exc:
-            reason = "timeout" if isinstance(exc.reason, TimeoutError) else "connection"
-            return FetchResult(current, None, None, {}, _hops(chain, current), error=reason)
-        except (OSError, ValueError) as exc:
-            slug = f"fetch_{type(exc).__name__.lower()}"
-            return FetchResult(current, None, None, {}, _hops(chain, current), error=slug)
+            res = await fetcher.fetch(current, follow_redirects=False)
+        except AcquireError as exc:
+            return FetchResult(current, None, None, {}, _hops(chain, current), error=_error_slug(exc))
+        status, headers, body = res.status, dict(res.headers), res.body
         target: str | None = None
         if 300 <= status < 400:
-            target = next((v for k, v in headers.items() if k.lower() == "location"), None)
+            target = res.headers.get("Location")
             if target is None:
                 return FetchResult(current, None, status, headers, _hops(chain, current),
                                    error="redirect_without_location")
         elif status < 300:
-            ctype = next((v for k, v in headers.items() if k.lower() == "content-type"), "") or ""
+            ctype = res.headers.get("Content-Type") or ""
             if "html" in ctype.lower() or not ctype:
                 target = html_redirect(body)
         else:

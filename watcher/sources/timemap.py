@@ -16,22 +16,23 @@ the late captures where drift shows.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import re
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from urllib.parse import urljoin
 
+from ..acquire.http import HttpFetcher
 from ..config import Config
-from ..errors import InputError
+from ..errors import AcquireError, BlockedAddressError, InputError
 from ..model import Capture
 from .detect import is_url, open_text
-from .fetch import FetchResult, fetch_raw, http_get
+from .fetch import FetchResult, fetch_raw, run_batch
 
 log = logging.getLogger(__name__)
 
@@ -171,13 +172,17 @@ def _parse_cdxj_timemap(text: str, uri_t: str) -> TimeMap:
 
 
 def _get_timemap_text(url: str, cfg: Config) -> str:
+    """A TimeMap document over the guarded client (its page links come from the remote side too)."""
     try:
-        status, _headers, body = http_get(url, cfg.scan.timemap_timeout_s, cfg.engine.extract.max_bytes)
-    except OSError as exc:
+        res = run_batch(cfg, lambda fetcher: fetcher.fetch(url))
+    except BlockedAddressError as exc:
+        raise InputError(f"{url}: TimeMap refused: {exc} (acquire.allow_addresses admits a local archive)",
+                         reason="timemap_blocked") from exc
+    except AcquireError as exc:
         raise InputError(f"{url}: TimeMap not reachable: {exc}", reason="timemap_unreachable") from exc
-    if status >= 400:
-        raise InputError(f"{url}: TimeMap request failed with HTTP {status}", reason="timemap_http")
-    return body.decode("utf-8", errors="replace")
+    if res.status >= 400:
+        raise InputError(f"{url}: TimeMap request failed with HTTP {res.status}", reason="timemap_http")
+    return res.body.decode("utf-8", errors="replace")
 
 
 def load_timemap(source: str, cfg: Config, problems: list[str] | None = None) -> TimeMap:
@@ -255,26 +260,31 @@ def timemap_captures(tm: TimeMap, cfg: Config) -> list[Capture]:
     """Fetch every memento of ``tm`` (a few at a time) as raw captures."""
     from ..canonical import original_url
 
-    def one(m: Memento) -> tuple[Memento, FetchResult]:
-        return m, fetch_raw(m.uri_m, timeout_s=cfg.scan.timemap_timeout_s,
-                            max_redirects=cfg.scan.follow_redirects, max_bytes=cfg.engine.extract.max_bytes)
+    async def fetch_all(fetcher: HttpFetcher) -> list[FetchResult]:
+        sem = asyncio.Semaphore(_FETCH_WORKERS)
+
+        async def one(m: Memento) -> FetchResult:
+            async with sem:
+                return await fetch_raw(fetcher, m.uri_m, max_redirects=cfg.scan.follow_redirects)
+
+        return list(await asyncio.gather(*(one(m) for m in tm.mementos)))
 
     captures: list[Capture] = []
-    with ThreadPoolExecutor(max_workers=_FETCH_WORKERS) as pool:
-        for m, res in pool.map(one, tm.mementos):
-            if res.error:
-                log.warning("%s: memento %s not fetched: %s", tm.uri_t, m.uri_m, res.error)
-            captures.append(Capture(
-                url=tm.original or original_url(m.uri_m),
-                timestamp=m.datetime,
-                content=res.content,
-                content_type=res.content_type,
-                status=res.status,
-                headers=res.headers,
-                uri_m=m.uri_m,
-                source="timemap",
-                redirects=res.redirects,
-                error=res.error,
-            ))
+    results = run_batch(cfg, fetch_all)
+    for m, res in zip(tm.mementos, results, strict=True):
+        if res.error:
+            log.warning("%s: memento %s not fetched: %s", tm.uri_t, m.uri_m, res.error)
+        captures.append(Capture(
+            url=tm.original or original_url(m.uri_m),
+            timestamp=m.datetime,
+            content=res.content,
+            content_type=res.content_type,
+            status=res.status,
+            headers=res.headers,
+            uri_m=m.uri_m,
+            source="timemap",
+            redirects=res.redirects,
+            error=res.error,
+        ))
     captures.sort(key=lambda c: c.timestamp)
     return captures

@@ -69,7 +69,7 @@ def open_store(cfg: StoreConfig) -> BaselineStore:
                 reason="store_backend",
             ) from exc
         return PostgresStore(
-            cfg.dsn,
+            cfg.dsn.get_secret_value(),
             history_limit=cfg.history_limit,
             rescore_window_s=cfg.rescore_window_s,
         )

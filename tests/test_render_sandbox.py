@@ -1,0 +1,95 @@
+"""Chromium's sandbox (render.sandbox): real Chromium, checked in /proc.
+
+As root (this test machine), ``auto`` and ``on`` must run every Chromium
+process as ``render.sandbox_user`` without ``--no-sandbox``; ``off`` runs it
+with ``--no-sandbox``.  The log names the choice.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pwd
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.browser import chromium_browser_pids
+from tests.fixtures.webserver import serve
+from watcher.acquire import RenderPool
+from watcher.config import LiveFetchConfig, RenderConfig
+from watcher.errors import RenderError
+
+LIVE = LiveFetchConfig(timeout_s=10.0, per_host_delay_s=0.0)
+
+
+def _proc_info(pid: int) -> tuple[int, str]:
+    status = Path(f"/proc/{pid}/status").read_text()
+    uid = int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1])
+    cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+    return uid, cmd
+
+
+async def _render_once(cfg: RenderConfig) -> tuple[RenderPool, list[tuple[int, str]]]:
+    from aiohttp import web
+
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(text="<html><body><p>sandboxed page</p></body></html>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/", page)
+    others = set(chromium_browser_pids())  # browsers of session-wide pools in this process
+    pool = RenderPool(cfg, ("127.0.0.1/32",), fetch=LIVE)
+    async with serve(app) as base:
+        html, _ = await pool.render(base + "/")
+    assert b"sandboxed page" in html
+    infos = [_proc_info(pid) for pid in chromium_browser_pids() if pid not in others]
+    return pool, infos
+
+
+@pytest.mark.parametrize("mode", ["auto", "on"])
+async def test_sandbox_on_runs_chromium_unprivileged(render_config: RenderConfig, mode: str,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="watcher.acquire")
+    cfg = render_config.model_copy(update={"sandbox": mode})
+    pool, infos = await _render_once(cfg)
+    try:
+        assert pool.sandboxed is True
+        assert infos, "no Chromium browser process found"
+        expected_uid = pwd.getpwnam(cfg.sandbox_user).pw_uid if os.geteuid() == 0 else os.geteuid()
+        for uid, cmd in infos:
+            assert uid == expected_uid, cmd
+            assert "--no-sandbox" not in cmd
+        assert "Chromium sandbox ON" in caplog.text
+    finally:
+        await pool.close()
+
+
+async def test_sandbox_off_is_explicit(render_config: RenderConfig, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="watcher.acquire")
+    pool, infos = await _render_once(render_config.model_copy(update={"sandbox": "off"}))
+    try:
+        assert pool.sandboxed is False
+        assert infos and all("--no-sandbox" in cmd for _, cmd in infos)
+        assert "Chromium sandbox OFF (render.sandbox=off)" in caplog.text
+    finally:
+        await pool.close()
+
+
+async def test_sandbox_on_without_a_usable_user_fails(render_config: RenderConfig) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("as a non-root user Chromium is sandboxed without the wrapper")
+    cfg = render_config.model_copy(update={"sandbox": "on", "sandbox_user": "no-such-user-xyz"})
+    pool = RenderPool(cfg, (), fetch=LIVE)
+    try:
+        with pytest.raises(RenderError) as err:
+            await pool.start()
+        assert err.value.reason == "render_sandbox"
+    finally:
+        await pool.close()
+    auto = RenderPool(cfg.model_copy(update={"sandbox": "auto"}), (), fetch=LIVE)
+    try:
+        await auto.start()  # falls back, and says so
+        assert auto.sandboxed is False
+    finally:
+        await auto.close()
