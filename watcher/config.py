@@ -187,7 +187,7 @@ class KafkaConfig(_Frozen):
                                                                      "driftline-doi-captures": "driftline"})
     # input topic -> profile (collection | text | doi); topics not named use engine.profile
     topic_profiles: Mapping[str, Literal["collection", "text", "doi"]] = Field(
-        default_factory=lambda: {"driftline-doi-captures": "doi"})
+        default_factory=lambda: dict[str, Literal["collection", "text", "doi"]]({"driftline-doi-captures": "doi"}))
     results_topic: str = "driftline-verdicts"
     alerts_topic: str = "driftline-alerts"
     recommendations_topic: str = "driftline-recommendations"

@@ -69,7 +69,7 @@ def jobstore_url(store: StoreConfig, configured: str | None = None) -> str:
         return "sqlite://"
     if store.backend == "sqlite":
         return "sqlite:///" + str(Path(store.path).resolve()) + ".jobs"
-    dsn = store.dsn or ""
+    dsn = store.dsn.get_secret_value() if store.dsn is not None else ""
     for scheme in ("postgresql://", "postgres://"):
         if dsn.startswith(scheme):
             return "postgresql+psycopg://" + dsn[len(scheme):]
