@@ -194,7 +194,12 @@ class ConsumerApp:
             # Chromium starts on the first page that needs rendering (live, or archived with render.archived).
             self.renderer = RenderPool(cfg.render, cfg.acquire.allow_addresses, fetch=cfg.acquire.live,
                                        max_decompress_ratio=cfg.engine.extract.max_decompress_ratio)
-        self.acquirer = Acquirer(cfg, on_fetch=self.metrics.observe_fetch, renderer=self.renderer,
+        acq_cfg = cfg
+        if cfg.doi.events_topic in cfg.kafka.input_topics and cfg.doi.warc_dir not in cfg.acquire.warc_dirs:
+            # the DOI monitor's events name WARC files it wrote under doi.warc_dir
+            acq = cfg.acquire.model_copy(update={"warc_dirs": (*cfg.acquire.warc_dirs, cfg.doi.warc_dir)})
+            acq_cfg = cfg.model_copy(update={"acquire": acq})
+        self.acquirer = Acquirer(acq_cfg, on_fetch=self.metrics.observe_fetch, renderer=self.renderer,
                                  on_render_error=self.metrics.observe_render_error)
         recommender = Recommender(cfg.recommend, self.store, actuator=cfg.actuator)
         self.publisher = Publisher(cfg.kafka, self.bootstrap_servers)

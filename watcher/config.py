@@ -246,7 +246,7 @@ class LiveFetchConfig(_Frozen):
 
 
 class AcquireConfig(_Frozen):
-    warc_dirs: tuple[str, ...] = ("doi-warcs",)  # where WARC files named by events are looked up (doi.warc_dir too)
+    warc_dirs: tuple[str, ...] = ()  # where WARC files named by events are looked up (plus doi.warc_dir for DOI events)
     warc_http_base: str | None = None
     replay_base: str | None = None
     live: LiveFetchConfig = LiveFetchConfig()
