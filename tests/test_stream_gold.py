@@ -97,7 +97,7 @@ async def test_gold_shuffled_unkeyed_with_restarts_equals_batch(
     assert differ == [], differ[:5]
     f1_batch = _f1({vid: v.status == "off-topic" for vid, v in batch.items()}, truth)
     f1_stream = _f1({vid: v["status"] == "off-topic" for vid, v in newest.items()}, truth)
-    assert f1_stream == f1_batch and f1_batch > 0.7
+    assert f1_stream == f1_batch and f1_batch > 0.6
 
 
 def _ts(ts14: str) -> Any:
