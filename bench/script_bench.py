@@ -23,8 +23,9 @@ Pairs:
   curator-labelled on-topic captures against the TimeMap's first capture
   (*versions*) and off-topic ones (*different*).
 
-IDF is computed over the two captures of each pair, as ``driftline compare``
-does.  Skips (exit 0, with the reason) when the shared data is absent.
+Terms are the engine's (stop list and its cap, the ``tokens.max_terms`` most
+frequent), and the cosine is its TF cosine, as ``driftline compare`` runs it.
+Skips (exit 0, with the reason) when the shared data is absent.
 
     .venv/bin/python bench/script_bench.py [--data ../shared/data] [--gold-max 20] [--main-content]
 """
@@ -51,9 +52,9 @@ sys.path.insert(0, str(REPO))
 
 from watcher import lang  # noqa: E402
 from watcher import measures as ms  # noqa: E402
-from watcher.config import load_config  # noqa: E402
-from watcher.engine import Engine, idf_table  # noqa: E402
-from watcher.fingerprint import shingle_hashes, terms_of, words  # noqa: E402
+from watcher.config import TokenConfig, load_config  # noqa: E402
+from watcher.engine import Engine  # noqa: E402
+from watcher.fingerprint import shingle_hashes, terms_of, top_terms, words  # noqa: E402
 from watcher.model import Capture, Fingerprint  # noqa: E402
 
 Pair = tuple[str, str, str, Fingerprint, Fingerprint]  # (source, kind, language, base, cur)
@@ -103,10 +104,14 @@ def retokenise(fp: Fingerprint, how: str, shingle_size: int) -> Fingerprint:
         terms = old_terms(toks, fp.language)
     else:
         toks = words(text, fp.language)
-        terms = terms_of(toks, fp.language, stop=True, stem=False)
+        terms = terms_of(toks, fp.language, stop=True, stem=False, stop_max=TOKENS.stop_words_max)
     hashes = shingle_hashes(toks, shingle_size)
-    return replace(fp, term_freqs=dict(Counter(terms)), shingles=frozenset(int(h) for h in hashes),
+    return replace(fp, term_freqs=top_terms(Counter(terms), TOKENS.max_terms),
+                   shingles=frozenset(int(h) for h in hashes),
                    shingle_count=len(hashes))
+
+
+TOKENS = TokenConfig()  # the engine's token settings, set by main()
 
 
 # -- pairs -------------------------------------------------------------------
@@ -181,11 +186,7 @@ def gold_pairs(root: Path, eng: Engine, per_language: int) -> Iterable[Pair]:
 
 # -- table -------------------------------------------------------------------
 def score(base: Fingerprint, cur: Fingerprint) -> tuple[float, float, float]:
-    docs = [base, cur]
-    df: Counter[str] = Counter()
-    for f in docs:
-        df.update(f.term_freqs.keys())
-    ctx = ms.Context(idf_table(2, df), idf_table(2, {"": 0})[""])
+    ctx = ms.Context()
     return (ms.cosine(base, cur, ctx) or 0.0, ms.containment(base, cur, ctx) or 0.0,
             ms.tfintersection(base, cur, ctx) or 0.0)
 
@@ -224,6 +225,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"skipped: no {news_tar} (the shared data is absent; --data DIR)", file=sys.stderr)
         return 0
     cfg = load_config().engine
+    # retokenise() reads the extracted text, which the engine keeps only when asked.
+    cfg = cfg.model_copy(update={"tokens": cfg.tokens.model_copy(update={"keep_text": True})})
+    global TOKENS
+    TOKENS = cfg.tokens
     if args.main_content:
         cfg = cfg.model_copy(update={"extract": cfg.extract.model_copy(update={"main_content": True})})
     eng = Engine(cfg)

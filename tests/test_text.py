@@ -38,6 +38,27 @@ def test_arabic_stop_words_still_match_after_normalisation() -> None:
     assert terms == ["مختبر", "مسعف"]
 
 
+def test_stop_list_cap_keeps_function_words_and_drops_topic_words() -> None:
+    """The default cap keeps the head of each list (function words) and lets
+    the topic words of long lists through: a news site's "Cairo" or
+    "occupation", Persian's "asteroid", are what its captures share."""
+    full, capped = lang.stop_words("ar"), lang.stop_words("ar", 200)
+    assert capped < full and len(capped) <= 200 and len(full) > 2000
+    for function_word in ("في", "من", "علي", "الذي"):
+        assert function_word in capped
+    for topic_word in ("القاهره", "الاحتلال", "الدستور"):  # normalised forms
+        assert topic_word in full and topic_word not in capped
+    assert "سيارك" in lang.stop_words("fa") and "سيارك" not in lang.stop_words("fa", 15)
+    # English: the head of the list is the function words a curated list holds
+    assert {"the", "of", "and", "which"} <= lang.stop_words("en", 200)
+    terms = terms_of(words("Protests in Cairo against the occupation", "en"), "en", stop=True, stem=False,
+                     stop_max=200)
+    assert terms == ["protests", "cairo", "occupation"]
+    sentence = words("مظاهرات في القاهرة ضد الاحتلال", "ar")
+    assert terms_of(sentence, "ar", stop=True, stem=False, stop_max=200) == ["مظاهر", "قاهر", "احتلال"]
+    assert terms_of(sentence, "ar", stop=True, stem=False, stop_max=0) == ["مظاهر"]  # the whole list
+
+
 def test_persian_and_urdu_letter_variants_and_zwnj() -> None:
     # keheh/farsi yeh vs Arabic kaf/yeh; ZWNJ inside a word
     assert tx.tokens("کتاب یک") == tx.tokens("كتاب يك")

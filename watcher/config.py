@@ -80,6 +80,8 @@ class TokenConfig(_Frozen):
     decide both the scores and the bytes per URL (see README, "Causal state")."""
 
     stop_words: bool = True
+    # The N most frequent words of the language's stop list (0: the whole list); see watcher/lang.py.
+    stop_words_max: int = Field(default=200, ge=0, le=100_000)
     stemming: bool = False
     shingle_size: int = Field(default=4, ge=1, le=16)
     minhash_permutations: int = Field(default=128, ge=16, le=1024)

@@ -97,11 +97,11 @@ def words(text: str, language: str | None) -> list[str]:
     return text_tokens(text)
 
 
-def terms_of(tokens: Sequence[str], language: str | None, *, stop: bool, stem: bool) -> list[str]:
+def terms_of(tokens: Sequence[str], language: str | None, *, stop: bool, stem: bool, stop_max: int = 0) -> list[str]:
     """Content terms: no stop words, no numbers (dates and counters churn
     without the content changing), no one-letter tokens (outside CJK);
     Arabic light stemming (see :mod:`watcher.text`)."""
-    out = content_terms(tokens, language, lang.stop_words(language) if stop else frozenset())
+    out = content_terms(tokens, language, lang.stop_words(language, stop_max) if stop else frozenset())
     if stem:
         st = lang.stemmer(language)
         if st is not None:
@@ -235,7 +235,8 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
     truncated = truncated or doc.capped is not None
     needed = {*cfg.measures, *cfg.report_measures}
     tok = cfg.tokens
-    terms = terms_of(tokens, language, stop=cfg.tokens.stop_words, stem=cfg.tokens.stemming)
+    terms = terms_of(tokens, language, stop=cfg.tokens.stop_words, stem=cfg.tokens.stemming,
+                     stop_max=cfg.tokens.stop_words_max)
     tf = Counter(terms)
     hashes = shingle_hashes(tokens, cfg.tokens.shingle_size)
     citation = {k: tuple(v) for k, v in doc.meta.items() if k.startswith("citation_")}
