@@ -210,6 +210,16 @@ def test_seed_kinds_and_title_subjects() -> None:
     assert seed_kind("http://example.org/") == seed_kind("http://example.org/index.html") == "site"
     assert seed_kind("http://example.org/en/") == "site"
     assert seed_kind("http://example.org/news/2013/01/live-blog-protests.html") == "page"
+    # sections and blogs one segment deep stand for the organisation
+    for site in ("http://example.org/news", "http://desdecuba.com/generaciony/", "http://pdhj.org/wp/",
+                 "http://example.org/about-us", "http://example.org/index.php?lang=en",
+                 "http://www.amnesty.nl/?PHPSESSID=cdad403a170c2c68d3476c491279bcf9"):
+        assert seed_kind(site) == "site", site
+    # an article at the root, by slug or number, or by a numeric id in the query
+    for page in ("http://example.org/live-blog-egypt-protests", "http://example.org/12345",
+                 "http://example.org/live_updates_from_tahrir.html", "http://example.org/?p=4321",
+                 "http://example.org/index.php?option=com_content&id=77", "http://example.org/news.aspx?NewsID=123"):
+        assert seed_kind(page) == "page", page
     assert title_subject("Live: protests in Tahrir | Ahram Online", "Syria talks stall | Ahram Online") < 0.5
     assert title_subject("Live: protests in Tahrir | Ahram Online", "Live: protests in Tahrir - Ahram Online") > 0.9
 

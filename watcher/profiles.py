@@ -56,19 +56,34 @@ TEXT_REPLACED_COSINE = 0.30
 
 _INDEX_PAGE = re.compile(r"^(index|default|home|main|start|portal|welcome)(\.[a-z0-9]{2,5})?$", re.I)
 _LANG_SEGMENT = re.compile(r"^[a-z]{2}(?:[-_][a-z]{2,4})?$", re.I)
+# A root segment that names an article, not a section: three or more words
+# joined by hyphens or underscores, or a number of four digits or more.
+_ARTICLE_SLUG = re.compile(r"^(?:(?:[^-_./]+[-_]){3,}[^-_./]+|\d{4,})(?:\.[a-z0-9]{2,5})?$", re.I)
+# A query that selects one item by its number (WordPress ?p=, CMS ?id=, ?newsid=, ?story_id=...).
+_ARTICLE_QUERY = re.compile(r"(?:^|&)(?:p|id|nid|sid|aid|page_id|article(?:_?id)?|news_?id|story(?:_?id)?|"
+                            r"item(?:_?id)?|post(?:_?id)?|artikel|noticia|contentid)=\d{2,}(?:&|$)", re.I)
 _TITLE_SEP = re.compile(r"\s+[|\-–—:»·•]+\s+|\s*[|»·•]\s*|\s+::\s+")
 
 
 def seed_kind(url: str) -> str:
     """``"site"`` for a home page (the path is empty, an index file, or a
-    language or section root one segment deep), ``"page"`` for a deep page."""
+    language or section root one segment deep), ``"page"`` for a deep page,
+    including an article addressed at the root (a slug of four or more words,
+    a number) or by a numeric id in the query (``?p=1234``).  Why: a seed
+    that names one article stands for its subject wherever the address puts
+    it."""
     try:
-        path = urlsplit(url if "://" in url else "http://" + url).path
+        split = urlsplit(url if "://" in url else "http://" + url)
     except ValueError:
         return "site"
+    path, query = split.path, split.query
     parts = [p for p in path.split("/") if p]
+    if _ARTICLE_QUERY.search(query):
+        return "page"  # /?p=1234, /index.php?id=77, /news.aspx?newsid=123: one article by its number
     if not parts:
         return "site"
+    if len(parts) == 1 and _ARTICLE_SLUG.search(parts[0]):
+        return "page"  # /live-blog-egypt-protests, /12345: an article's slug or number at the root
     if len(parts) == 1 and (_INDEX_PAGE.match(parts[0]) or _LANG_SEGMENT.match(parts[0]) or "." not in parts[0]):
         return "site"
     if len(parts) == 2 and _LANG_SEGMENT.match(parts[0]) and _INDEX_PAGE.match(parts[1]):
