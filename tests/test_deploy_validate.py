@@ -236,3 +236,29 @@ def test_every_dashboard_query_parses_as_promql(tmp_path: Path) -> None:
         {"record": "dashboard:bad", "expr": "sum(rate(driftline_verdicts_total[1m])"}]}]}))
     res = subprocess.run([PROMTOOL, "check", "rules", "bad.yml"], cwd=tmp_path, capture_output=True, text=True)
     assert res.returncode != 0
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl (with its built-in kustomize) not installed")
+def test_kustomize_build_names_the_generated_secret_and_fails_without_secrets_env(tmp_path: Path) -> None:
+    """What `kubectl apply -k deploy/k8s` applies: the generated Secret (hashed
+    name) is the one the Deployment reads; without secrets.env it stops, naming it."""
+    kubectl = shutil.which("kubectl")
+    assert kubectl is not None
+    base = tmp_path / "k8s"
+    shutil.copytree(K8S, base, ignore=shutil.ignore_patterns("secrets.env"))
+    res = subprocess.run([kubectl, "kustomize", str(base)], capture_output=True, text=True, timeout=60)
+    assert res.returncode != 0 and "secrets.env" in res.stderr, res.stderr
+    lines = (K8S / "secrets.env.example").read_text().splitlines()
+    (base / "secrets.env").write_text("\n".join(re.sub(r"^#([a-z][a-z0-9-]*=)", r"\1", ln) for ln in lines) + "\n")
+    res = subprocess.run([kubectl, "kustomize", str(base)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    built = {o["kind"]: o for o in yaml.safe_load_all(res.stdout) if o}
+    assert set(built) == {"ConfigMap", "Deployment", "Service", "PodDisruptionBudget", "Secret"}
+    for obj in built.values():
+        _validate(obj)
+    secret = built["Secret"]
+    assert secret["metadata"]["name"].startswith("driftline-secrets-")  # content hash: pods roll on a change
+    assert set(secret["data"]) == {"store-dsn", "kafka-sasl-password"}
+    env = built["Deployment"]["spec"]["template"]["spec"]["containers"][0]["env"]
+    names = {e["valueFrom"]["secretKeyRef"]["name"] for e in env if "secretKeyRef" in e.get("valueFrom", {})}
+    assert names == {secret["metadata"]["name"]}
