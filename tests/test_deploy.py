@@ -274,6 +274,9 @@ def test_compose_has_no_default_password_and_fails_clearly_without_one() -> None
                 assert re.fullmatch(r"\$\{[A-Z_]+:\?[^}]+\}", str(value)), f"{name}: {key} has a literal value"
     example = (DEPLOY / ".env.example").read_text()
     assert re.search(r"^GRAFANA_ADMIN_PASSWORD=$", example, re.M)  # a blank to fill in, not a default
+    used = {m[0] for m in _COMPOSE_VAR.findall(json.dumps(raw))}
+    documented = set(re.findall(r"^#?([A-Z_]+)=", example, re.M))
+    assert used == documented, f"variables of the compose file vs deploy/.env.example: {used ^ documented}"
     ignored = subprocess.run(["git", "check-ignore", "-q", "deploy/.env"], cwd=DEPLOY.parent)
     assert ignored.returncode == 0, "deploy/.env (the filled-in secrets) is not gitignored"
 
