@@ -128,6 +128,7 @@ def test_shipped_defaults_name_loopback() -> None:
     assert shipped["kafka"]["bootstrap_servers"] is None and shipped["kafka"]["embedded_broker"] is True
 
 
+@pytest.mark.kafka  # starts the embedded Tansu broker
 def test_run_with_the_shipped_config_listens_on_loopback_only(tmp_path: Path) -> None:
     metrics_port, broker_port = _free_port(), _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("DRIFTLINE")}
