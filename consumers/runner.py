@@ -117,6 +117,7 @@ class PartitionRunner:
         self._last_commit = time.monotonic()
         self._last_lag = 0.0
         self._lag_seconds_labels: set[TopicPartition] = set()
+        self._rebalancing = False  # between a revocation and the next assignment
         self.lag: dict[TopicPartition, int] = {}  # the group's lag per partition, from the last reading
         self._lag_owned: dict[TopicPartition, str] = {}  # the "owned" label each partition's lag series has
         self._reset_topics: set[str] = set()
@@ -210,12 +211,14 @@ class PartitionRunner:
     # -- rebalance callbacks -------------------------------------------------
 
     def on_assigned(self, assigned: list[TopicPartition]) -> None:
+        self._rebalancing = False
         for tp in assigned:
             self._parts.setdefault(tp, _Partition(tp))
         self.metrics.assigned_partitions.labels(stage=self.name).set(len(assigned))  # eager: the whole assignment
         log.info("%s: assigned %s", self.name, sorted(f"{tp.topic}[{tp.partition}]" for tp in assigned))
 
     async def on_revoked(self, revoked: list[TopicPartition]) -> None:
+        self._rebalancing = True
         parts = [self._parts[tp] for tp in revoked if tp in self._parts]
         for part in parts:
             part.revoked = True
@@ -229,10 +232,11 @@ class PartitionRunner:
         await self._commit_parts(parts)
         for part in parts:
             self._parts.pop(part.tp, None)
-            if part.tp in self._lag_seconds_labels:
-                # Age is known only to the owner; the new owner exports it.
-                self._lag_seconds_labels.discard(part.tp)
-                self.metrics.consumer_lag_seconds.remove(self.name, part.tp.topic, str(part.tp.partition))
+        # The age series of revoked partitions stay until the next lag reading after
+        # the assignment (update_lag): an eager rebalance revokes every partition and
+        # hands most of them back, and removing them here blanked the age of a
+        # surviving owner for the whole rebalance (the recorded
+        # driftline:consumer_lag_seconds:max and DriftlineConsumerLagOld's `for:` lost it).
         self.metrics.assigned_partitions.labels(stage=self.name).set(len(self.assignment() - set(revoked)))
         if revoked:
             log.info("%s: revoked %s", self.name, sorted(f"{tp.topic}[{tp.partition}]" for tp in revoked))
@@ -458,6 +462,19 @@ class PartitionRunner:
             self._lag_seconds_labels.add(tp)
             self.metrics.consumer_lag_seconds.labels(stage=self.name, topic=tp.topic,
                                                      partition=str(tp.partition)).set(age)
+        self._drop_foreign_ages()
+
+    def _drop_foreign_ages(self) -> None:
+        """Remove the age series of partitions this replica no longer owns (their
+        new owner exports them); kept while a rebalance is under way, so a
+        partition handed back to us never loses its series."""
+        if self._rebalancing:
+            return
+        owned = self.assignment()
+        for tp in sorted(self._lag_seconds_labels - owned):
+            self._lag_seconds_labels.discard(tp)
+            with contextlib.suppress(KeyError):
+                self.metrics.consumer_lag_seconds.remove(self.name, tp.topic, str(tp.partition))
 
     # -- commits ----------------------------------------------------------------
 

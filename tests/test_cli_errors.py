@@ -196,19 +196,30 @@ def test_result_files_get_the_umask_mode(tmp_path: Path, warc: Path) -> None:
         os.umask(old)
 
 
-@pytest.mark.xfail(reason="the doi subcommands (merged last) lack example epilogs", strict=False)
 def test_every_argument_has_help_and_every_command_examples() -> None:
+    """Every command and subcommand (``driftline doi add`` too) has examples and help on every argument."""
     import argparse
 
-    parser = build_parser()
-    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    assert set(sub.choices) == {"scan", "eval", "compare", "run", "demo"}
-    for name, sp in sub.choices.items():
+    def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        return dict(subs[0].choices) if subs else {}
+
+    top = subcommands(build_parser())
+    assert set(top) == {"scan", "eval", "compare", "run", "demo", "doi"}
+    assert set(subcommands(top["doi"])) == {"add", "remove", "list", "import", "status", "run"}
+    seen = []
+    todo = [(name, sp) for name, sp in top.items()]
+    while todo:
+        name, sp = todo.pop()
+        seen.append(name)
         assert sp.epilog and sp.epilog.startswith("examples:") and f"driftline {name}" in sp.epilog, name
-        assert sp.formatter_class is argparse.RawDescriptionHelpFormatter
+        assert sp.formatter_class is argparse.RawDescriptionHelpFormatter, name
+        assert sp.description, name
         for action in sp._actions:
             assert action.help, f"{name}: {action.dest} has no help text"
-        assert "examples:\n  driftline" in sp.format_help()
+        assert "examples:\n  driftline" in sp.format_help(), name
+        todo += [(f"{name} {child}", csp) for child, csp in subcommands(sp).items()]
+    assert len(seen) == 12
 
 
 class _Tty(io.StringIO):

@@ -193,6 +193,94 @@ def test_compose_driftline_environment_is_valid_config() -> None:
     assert env_overrides(env)["store"]["path"] == "/data/driftline.db"
 
 
+_COMPOSE_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}")
+
+
+class ComposeVariableError(Exception):
+    pass
+
+
+def _interpolate(node: Any, env: dict[str, str]) -> Any:
+    """Compose's variable interpolation (``${VAR}``, ``${VAR:-default}``,
+    ``${VAR:?message}``) on the parsed file's values, as ``docker compose``
+    does it (comments are not interpolated)."""
+    if isinstance(node, dict):
+        return {k: _interpolate(v, env) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_interpolate(v, env) for v in node]
+    if not isinstance(node, str):
+        return node
+
+    def one(m: re.Match[str]) -> str:
+        name, op, arg = m.group(1), m.group(2), m.group(3)
+        value = env.get(name)
+        missing = value is None or (value == "" and op is not None and op.startswith(":"))
+        if op is not None and op.endswith("?") and missing:
+            raise ComposeVariableError(f"required variable {name} is missing a value: {arg}")
+        if op is not None and op.endswith("-") and missing:
+            return arg
+        return value or ""
+
+    return _COMPOSE_VAR.sub(one, node.replace("$$", "\0")).replace("\0", "$")
+
+
+def _compose(env: dict[str, str]) -> dict[str, Any]:
+    doc: dict[str, Any] = _interpolate(yaml.safe_load((DEPLOY / "docker-compose.yml").read_text()), env)
+    return doc
+
+
+def _published(doc: dict[str, Any]) -> dict[str, list[tuple[str, int]]]:
+    """Per service: (host address, host port) of every published port."""
+    out: dict[str, list[tuple[str, int]]] = {}
+    for name, svc in doc["services"].items():
+        for spec in svc.get("ports", []):
+            parts = str(spec).split(":")
+            assert len(parts) == 3, f"{name}: port {spec!r} names no host address (publishes on all interfaces)"
+            out.setdefault(name, []).append((parts[0], int(parts[1])))
+    return out
+
+
+def test_compose_publishes_on_loopback_unless_widened() -> None:
+    """Kafka and Prometheus have no authentication in the stack: published on
+    every interface they were open to the network.  Loopback by default; one
+    documented variable widens it."""
+    published = _published(_compose({"GRAFANA_ADMIN_PASSWORD": "x"}))
+    assert set(published) == {"kafka", "prometheus", "grafana"}  # driftline's /metrics stays on the compose network
+    assert {p for ports in published.values() for p in ports} == {
+        ("127.0.0.1", 29092), ("127.0.0.1", 9090), ("127.0.0.1", 3000)}
+    wide = _published(_compose({"GRAFANA_ADMIN_PASSWORD": "x", "DRIFTLINE_PUBLISH_ADDRESS": "0.0.0.0",
+                                "DRIFTLINE_KAFKA_ADVERTISED_HOST": "crawlhost"}))
+    assert {addr for ports in wide.values() for addr, _ in ports} == {"0.0.0.0"}
+    text = (DEPLOY / "docker-compose.yml").read_text()
+    assert "DRIFTLINE_PUBLISH_ADDRESS" in text.split("services:")[0]  # documented in the header
+    kafka = _compose({"GRAFANA_ADMIN_PASSWORD": "x", "DRIFTLINE_KAFKA_ADVERTISED_HOST": "crawlhost"})
+    assert "HOST://crawlhost:29092" in kafka["services"]["kafka"]["environment"]["KAFKA_ADVERTISED_LISTENERS"]
+
+
+def test_compose_has_no_default_password_and_fails_clearly_without_one() -> None:
+    with pytest.raises(ComposeVariableError, match=r"GRAFANA_ADMIN_PASSWORD.*deploy/\.env"):
+        _compose({})
+    with pytest.raises(ComposeVariableError, match="GRAFANA_ADMIN_PASSWORD"):
+        _compose({"GRAFANA_ADMIN_PASSWORD": ""})
+    doc = _compose({"GRAFANA_ADMIN_PASSWORD": "s3cret-from-env"})
+    assert doc["services"]["grafana"]["environment"]["GF_SECURITY_ADMIN_PASSWORD"] == "s3cret-from-env"
+    raw = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    secretish = re.compile(r"PASSWORD|SECRET|TOKEN|DSN|SASL", re.I)
+    for name, svc in raw["services"].items():
+        env = svc.get("environment", {})
+        assert isinstance(env, dict), name
+        for key, value in env.items():
+            if secretish.search(key):
+                assert re.fullmatch(r"\$\{[A-Z_]+:\?[^}]+\}", str(value)), f"{name}: {key} has a literal value"
+    example = (DEPLOY / ".env.example").read_text()
+    assert re.search(r"^GRAFANA_ADMIN_PASSWORD=$", example, re.M)  # a blank to fill in, not a default
+    used = {m[0] for m in _COMPOSE_VAR.findall(json.dumps(raw))}
+    documented = set(re.findall(r"^#?([A-Z_]+)=", example, re.M))
+    assert used == documented, f"variables of the compose file vs deploy/.env.example: {used ^ documented}"
+    ignored = subprocess.run(["git", "check-ignore", "-q", "deploy/.env"], cwd=DEPLOY.parent)
+    assert ignored.returncode == 0, "deploy/.env (the filled-in secrets) is not gitignored"
+
+
 def test_grafana_provisioning_parses() -> None:
     ds = yaml.safe_load((DEPLOY / "grafana/provisioning/datasources/prometheus.yml").read_text())
     assert ds["datasources"][0]["uid"] == "prometheus"

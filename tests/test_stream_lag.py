@@ -128,6 +128,66 @@ async def _ready(runner: PartitionRunner) -> bool:
     return bool(runner.assignment())
 
 
+def _aged(metrics: Metrics, topic: str) -> set[int]:
+    return {int(s.labels["partition"]) for fam in metrics.registry.collect()
+            if fam.name == "driftline_consumer_lag_seconds" for s in fam.samples if s.labels["topic"] == topic}
+
+
+@pytest.mark.kafka
+async def test_lag_age_of_a_kept_partition_never_vanishes_in_a_rebalance(
+        kafka_broker: EmbeddedBroker, kafka_names: KafkaNames, tmp_path: Path) -> None:
+    """Before: the owner removed its age series (driftline_consumer_lag_seconds)
+    on every revocation, and an eager rebalance revokes all partitions before
+    handing most back: the surviving owner's ages vanished for the whole
+    rebalance, the recorded driftline:consumer_lag_seconds:max went empty under
+    a real Prometheus, and DriftlineConsumerLagOld's ``for:`` restarted.  Now
+    only partitions that moved away lose their series, after the assignment."""
+    boot = kafka_broker.bootstrap_servers
+    cfg = stream_config(boot, kafka_names, tmp_path)
+    topic = kafka_names.topic("age")
+    await ensure_topics(boot, [topic], 3)
+
+    async def handler(record: Any) -> None:
+        return None
+
+    m1, m2 = Metrics(process_metrics=False), Metrics(process_metrics=False)
+    first = PartitionRunner("scorer", cfg.kafka, boot, kafka_names.group, [topic], handler, m1, lag_interval_s=0.2)
+    second = PartitionRunner("scorer", cfg.kafka, boot, kafka_names.group, [topic], handler, m2, lag_interval_s=0.2)
+    await first.start()
+    try:
+        async def first_ages_all() -> bool:
+            return _aged(m1, topic) == {0, 1, 2}
+
+        assert await _until(first_ages_all, 30), _aged(m1, topic)
+        samples: list[set[int]] = []
+        stop = asyncio.Event()
+
+        async def sample() -> None:  # what a scrape would see, every 10 ms through the rebalance
+            while not stop.is_set():
+                samples.append(_aged(m1, topic))
+                await asyncio.sleep(0.01)
+
+        sampler = asyncio.create_task(sample())
+        await second.start()
+
+        async def settled() -> bool:
+            mine = {tp.partition for tp in first.assignment()}
+            theirs = {tp.partition for tp in second.assignment()}
+            return bool(mine) and bool(theirs) and len(mine | theirs) == 3 and \
+                _aged(m1, topic) == mine and _aged(m2, topic) == theirs
+
+        assert await _until(settled, 30), (_aged(m1, topic), _aged(m2, topic))
+        stop.set()
+        await sampler
+        kept = {tp.partition for tp in first.assignment()}
+        gaps = [s for s in samples if not kept <= s]
+        assert len(samples) > 20
+        assert not gaps, f"{len(gaps)} of {len(samples)} samples lacked the kept partitions {kept}: {gaps[:3]}"
+    finally:
+        await second.stop()
+        await first.stop()
+
+
 @pytest.mark.kafka
 async def test_standby_replica_is_ready_but_not_assigned(
         kafka_broker: EmbeddedBroker, kafka_names: KafkaNames, tmp_path: Path) -> None:

@@ -1,8 +1,8 @@
 """``driftline doi ...``: the DOI monitor's subcommands.
 
     driftline doi add FILE|DOI...       a text/CSV list, or DOIs as arguments
-    driftline doi remove DOI...|--file FILE
-    driftline doi list [--tag T] [-f text|csv|json]
+    driftline doi remove DOI...|FILE|-
+    driftline doi list [--tag T] [-f table|csv|json]
     driftline doi import crossref|datacite --prefix P | --member M | --client-id C [--since DATE|last]
     driftline doi status [-f table|csv|json] [-o FILE]
     driftline doi run [--once]          the scheduler: check every DOI on its interval
@@ -174,27 +174,80 @@ def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
     return run_monitor(cfg, once=args.once)
 
 
-def register(sub: Any) -> None:
-    """Add ``driftline doi ...`` to the main parser's subparsers ``sub``."""
-    d = sub.add_parser("doi", help="the DOI landing-page monitor: lists, imports, checks, status")
-    dsub = d.add_subparsers(dest="doi_command", required=True)
+_DOI_EXAMPLES = """examples:
+  driftline doi add dois.csv --tags thesis     watch the DOIs of a list (text or CSV)
+  driftline doi import crossref --prefix 10.5555 --since last
+  driftline doi run --once                     check every watched DOI once
+  driftline doi status -f csv -o status.csv
+'driftline doi DOI_COMMAND --help' shows each command's options and examples.
+"""
+_ADD_EXAMPLES = """examples:
+  driftline doi add 10.5555/12345678 https://doi.org/10.5555/abc   DOIs as arguments (any usual form)
+  driftline doi add dois.txt                  one DOI a line; '#' starts a comment
+  driftline doi add export.csv --tags "press;2024"
+                                              CSV/TSV columns: doi, title, landing_url, interval, tags
+  cut -f1 export.tsv | driftline doi add -    read the list from stdin
+"""
+_REMOVE_EXAMPLES = """examples:
+  driftline doi remove 10.5555/12345678
+  driftline doi remove retired.txt            every DOI of a list file
+"""
+_LIST_EXAMPLES = """examples:
+  driftline doi list
+  driftline doi list --tag thesis -f csv > thesis.csv
+"""
+_IMPORT_EXAMPLES = """examples:
+  driftline doi import crossref --prefix 10.5555
+  driftline doi import crossref --member 98 --since 2024-01-01 --tags publisher-98
+  driftline doi import datacite --client-id cern.zenodo --since last
+  driftline doi import datacite --query 'titles.title:drift'
+"""
+_STATUS_EXAMPLES = """examples:
+  driftline doi status                        a table on the terminal
+  driftline doi status -f json -o status.json
+"""
+_RUN_EXAMPLES = """examples:
+  driftline doi run                           the scheduler: check each DOI on its interval until Ctrl-C
+  driftline doi run --once                    check every DOI once, then exit
+  DRIFTLINE__KAFKA__BOOTSTRAP_SERVERS=kafka:9092 driftline doi run
+"""
 
-    a = dsub.add_parser("add", help="watch DOIs: a text/CSV list file, '-' for stdin, or DOIs as arguments")
-    a.add_argument("items", nargs="+")
+
+def register(sub: Any) -> None:
+    """Add ``driftline doi ...`` to the main parser's subparsers ``sub``.
+
+    Every parser gets a description, an ``examples:`` epilog and help on
+    every argument, as the other commands do (a test walks them all).
+    """
+    raw = argparse.RawDescriptionHelpFormatter
+    doi_help = "the DOI landing-page monitor: lists, imports, checks, status"
+    d = sub.add_parser("doi", help=doi_help, description=doi_help, epilog=_DOI_EXAMPLES, formatter_class=raw)
+    dsub = d.add_subparsers(dest="doi_command", required=True, metavar="DOI_COMMAND",
+                            help="add, remove, list, import, status or run")
+
+    def add(name: str, help_text: str, epilog: str) -> argparse.ArgumentParser:
+        sp: argparse.ArgumentParser = dsub.add_parser(name, help=help_text, description=help_text, epilog=epilog,
+                                                      formatter_class=raw)
+        return sp
+
+    a = add("add", "watch DOIs: a text/CSV list file, '-' for stdin, or DOIs as arguments", _ADD_EXAMPLES)
+    a.add_argument("items", nargs="+", metavar="DOI|FILE",
+                   help="DOIs (10.x/..., doi:..., https://doi.org/...), one list file, or '-' for stdin")
     a.add_argument("--tags", help="tags added to every DOI (separated by ; | or spaces)")
     a.set_defaults(func=cmd_add)
 
-    r = dsub.add_parser("remove", help="stop watching DOIs (arguments or a list file)")
-    r.add_argument("items", nargs="+")
+    r = add("remove", "stop watching DOIs (arguments or a list file)", _REMOVE_EXAMPLES)
+    r.add_argument("items", nargs="+", metavar="DOI|FILE", help="DOIs, one list file, or '-' for stdin")
     r.set_defaults(func=cmd_remove)
 
-    ls = dsub.add_parser("list", help="the watched DOIs")
-    ls.add_argument("--tag")
-    ls.add_argument("-f", "--format", choices=["table", "csv", "json"], default="table")
+    ls = add("list", "the watched DOIs", _LIST_EXAMPLES)
+    ls.add_argument("--tag", help="only the DOIs with this tag")
+    ls.add_argument("-f", "--format", choices=["table", "csv", "json"], default="table",
+                    help="table (default), csv or json")
     ls.set_defaults(func=cmd_list)
 
-    i = dsub.add_parser("import", help="watch the DOIs of a Crossref or DataCite listing")
-    i.add_argument("registry", choices=["crossref", "datacite"])
+    i = add("import", "watch the DOIs of a Crossref or DataCite listing", _IMPORT_EXAMPLES)
+    i.add_argument("registry", choices=["crossref", "datacite"], help="the registration agency to list from")
     i.add_argument("--prefix", help="DOI prefix, e.g. 10.5555")
     i.add_argument("--member", help="Crossref member id")
     i.add_argument("--client-id", dest="client_id", help="DataCite repository (client) id")
@@ -203,11 +256,12 @@ def register(sub: Any) -> None:
     i.add_argument("--tags", help="tags given to the imported DOIs")
     i.set_defaults(func=cmd_import)
 
-    s = dsub.add_parser("status", help="per DOI: last check, outcome, final URL, change, first drift, reason")
-    s.add_argument("-f", "--format", choices=["table", "csv", "json"], default="table")
+    s = add("status", "per DOI: last check, outcome, final URL, change, first drift, reason", _STATUS_EXAMPLES)
+    s.add_argument("-f", "--format", choices=["table", "csv", "json"], default="table",
+                   help="table (default), csv or json")
     s.add_argument("-o", "--output", help="write to this file instead of stdout")
     s.set_defaults(func=cmd_status)
 
-    rn = dsub.add_parser("run", help="check the watched DOIs on their schedules and produce capture events")
+    rn = add("run", "check the watched DOIs on their schedules and produce capture events", _RUN_EXAMPLES)
     rn.add_argument("--once", action="store_true", help="check every DOI once, then exit")
     rn.set_defaults(func=cmd_run)
