@@ -75,8 +75,9 @@ class Engine:
             results = score_measures(base, cur, self.config, ctx)
         return results, decide(base, cur, results, self.config, seed_url, profile)
 
-    def _state_form(self, fp: Fingerprint) -> Fingerprint:
-        return state_form(fp, self.config.tokens.keep_shingles, self.config.tokens.keep_tokens)
+    def _state_form(self, fp: Fingerprint, profile: str) -> Fingerprint:
+        return state_form(fp, self.config.tokens.keep_shingles, self.config.tokens.keep_tokens,
+                          keep_record=profile == "doi")
 
     def score_next(self, history: str, state: HistoryState, cap: Capture, fp: Fingerprint,
                    seed_url: str | None = None, profile: str | None = None) -> tuple[Verdict, HistoryState]:
@@ -93,7 +94,7 @@ class Engine:
             why = unfit_reason(fp, pol.policy)
             if why is None:
                 d = Decision("on-topic", "baseline", "pinned baseline capture", 0.0)
-                pin = Reference(t, cap.uri_m, self._state_form(fp))
+                pin = Reference(t, cap.uri_m, self._state_form(fp, prof))
                 return make_verdict(history, cap, fp, pin, {}, d, prof, 0.0), HistoryState(state.baseline, pin)
             log.warning("pinned baseline %s of %s cannot be a baseline: %s", ts14(t), history, why)
         ref = state.reference_at(t)
@@ -104,7 +105,7 @@ class Engine:
         verdict = make_verdict(history, cap, fp, ref, dict(results), d, prof, drift_score(results, d))
         if (pol.policy == "rolling" and d.status == "on-topic" and unfit_reason(fp, pol.policy) is None
                 and ref is state.baseline and t > ref.capture_time):
-            return verdict, HistoryState(Reference(t, cap.uri_m, self._state_form(fp)), state.pinned)
+            return verdict, HistoryState(Reference(t, cap.uri_m, self._state_form(fp, prof)), state.pinned)
         return verdict, state
 
     def _first(self, history: str, state: HistoryState, cap: Capture, fp: Fingerprint,
@@ -113,7 +114,7 @@ class Engine:
         why = unfit_reason(fp, self.config.baseline.policy)
         if why is None:
             d = Decision("on-topic", "baseline", "baseline capture", 0.0)
-            ref = Reference(utc(cap.timestamp), cap.uri_m, self._state_form(fp))
+            ref = Reference(utc(cap.timestamp), cap.uri_m, self._state_form(fp, profile))
             return make_verdict(history, cap, fp, ref, {}, d, profile, 0.0), HistoryState(ref, state.pinned)
         if extraction_failed(fp):
             d = Decision("error", "error", fp.error or "extraction failed", 0.0)

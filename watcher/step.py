@@ -36,12 +36,16 @@ class Reference:
     fingerprint: Fingerprint
 
 
-def state_form(fp: Fingerprint, keep_shingles: bool = False, keep_tokens: bool = False) -> Fingerprint:
+def state_form(fp: Fingerprint, keep_shingles: bool = False, keep_tokens: bool = False,
+               keep_record: bool = True) -> Fingerprint:
     """What a baseline keeps of a fingerprint: the same in batch and stream,
     so that both score later captures against the same thing.  The whole
     shingle set gives way to its bottom-k sample (kept), the word sequence and
     the text are dropped unless configured; what is dropped leaves the
-    recorded features, so a measure that needs it is n/a."""
+    recorded features, so a measure that needs it is n/a.  The scholarly
+    record (title, authors, a 1,024-hash sample of the main text) is kept only
+    where the profile reads it (``doi``): a page with Dublin Core or citation
+    meta would otherwise cost some 5 kB per URL in a collection."""
     drop = set()
     if not keep_shingles:
         drop.add("shingles")
@@ -51,6 +55,10 @@ def state_form(fp: Fingerprint, keep_shingles: bool = False, keep_tokens: bool =
         fp,
         headings=(),  # read once, for the page kind
         citation={},  # the DOI profile keeps the record it needs in its own field
+        # the record's main-text shingle set gives way to its sample, as the page's does: a page with
+        # Dublin Core or citation meta would otherwise keep thousands of hashes per URL
+        record=None if not keep_record else fp.record if keep_shingles or fp.record is None
+        or fp.record.main_shingles is None else dataclasses.replace(fp.record, main_shingles=None),
         shingles=fp.shingles if keep_shingles else None,
         tokens=fp.tokens if keep_tokens else None,
         text=fp.text if keep_tokens else None,
