@@ -300,3 +300,87 @@ async def test_js_only_landing_page_is_rendered_by_chromium(tmp_path: Path, chro
     assert r.warc is not None
     _, payload, _ = _read_warc(Path(cfg.doi.warc_dir) / r.warc.filename, r.warc.offset)
     assert a.title.encode() in payload and b"id=\"body\"" in payload  # the event points at the rendered DOM
+
+
+async def test_status_change_is_the_watchers_verdict_with_one_baseline_per_doi(tmp_path: Path) -> None:
+    """One state, one step: the change class a check records is the verdict the watcher stored for the
+    check's capture; the capture event (what the streaming watcher consumes) has the same verdict id, so
+    a watcher on the same store finds it scored and scores nothing again, and a watcher on another store
+    replaying the events reaches the same change classes.  One baseline per DOI history, none under the
+    landing URL's key; a bot wall first is blocked, not a baseline."""
+    from watcher.canonical import url_key
+    from watcher.doi.monitor import history_of
+    from watcher.engine import Engine
+    from watcher.store import open_store
+    from watcher.watch import Watcher
+
+    names = ["para", "redesign", "walled", "owner"]
+    arts = {n: replace(dp.article(60 + i, full_text=True), doi=f"10.5555/one-{n}") for i, n in enumerate(names)}
+    doi = {n: a.doi for n, a in arts.items()}
+    async with landscape() as land:
+        land.pages.update({
+            doi["para"]: Page(dp.atypon(arts["para"], 0)),
+            doi["redesign"]: Page(dp.elsevier(arts["redesign"], 0)),
+            doi["walled"]: Page(dp.challenge(0)),
+            doi["owner"]: Page(dp.ojs(arts["owner"], 0)),
+        })
+        cfg = load_config(overrides=doi_config(land, tmp_path))
+        events: list[dict[str, Any]] = []
+
+        async def emit(kind: str, msg: dict[str, Any]) -> None:
+            if kind == "event":
+                events.append(msg)
+
+        async with open_monitor(cfg, emit) as mon:
+            mon.registry.add([DoiEntry(d, arts[n].title) for n, d in doi.items()])
+            results = list(await check_all(mon))
+            first = {r.doi: r for r in results}
+            assert first[doi["walled"]].record["change"] == "blocked"
+            assert mon.watcher.store.get_state(history_of(doi["walled"])).baseline is None
+            land.pages[doi["para"]] = Page(dp.atypon(dp.replace_paragraph(arts["para"], 1), 0))
+            land.pages[doi["redesign"]] = Page(dp.elsevier(arts["redesign"], 2))
+            land.pages[doi["walled"]] = Page(dp.highwire(arts["walled"], 0))
+            land.pages[doi["owner"]] = Page(dp.parked(0))
+            second = list(await check_all(mon))
+            results += second
+            changes = {r.doi: r.record["change"] for r in second}
+            assert changes == {doi["para"]: "drifted", doi["redesign"]: changes[doi["redesign"]],
+                               doi["walled"]: "baseline", doi["owner"]: "gone"}
+            assert changes[doi["redesign"]] in ("unchanged", "layout")
+            rows = {r["doi"]: r for r in status_rows(mon.registry)}
+            store = mon.watcher.store
+            for r in results:
+                stored = store.get_verdict(r.record["verdict_id"])
+                assert stored is not None and stored.change == r.record["change"] and stored.profile == "doi"
+                assert stored.history == history_of(r.doi)
+            for r in second:
+                assert rows[r.doi]["change"] == r.record["change"]
+
+            # -- the streaming watcher's path: the same events, the same store ----------------------
+            assert len(events) == len(results)
+            same_store = Watcher(Engine(cfg.engine, doi=cfg.doi), store)
+            with open_store(cfg.store.model_copy(update={"backend": "memory"})) as other_store:
+                other = Watcher(Engine(cfg.engine, doi=cfg.doi), other_store)
+                by_check = {(r.doi, r.record["checked_at"]): r for r in results}
+                for ev in events:  # in the order produced (one DOI's in check order, as on its partition)
+                    r = by_check[(ev["doi"], ev["timestamp"])]
+                    parsed = parse_driftline(ev)
+                    assert parsed.history_key(cfg) == history_of(r.doi)
+                    _, payload, _ = _read_warc(Path(cfg.doi.warc_dir) / ev["warc_filename"], ev["warc_offset"])
+                    cap = parsed.to_capture(payload, source="warc")
+                    out = same_store.handle(cap, "doi")
+                    assert not out.stored_now and out.verdict.verdict_id == r.record["verdict_id"]
+                    assert out.verdict.change == r.record["change"]
+                    again = other.handle(cap, "doi")
+                    assert again.stored_now and again.verdict.verdict_id == r.record["verdict_id"]
+                    assert again.verdict.change == r.record["change"], (r.doi, again.verdict.reason)
+
+            # -- one baseline per DOI history; none under the landing URLs' keys ---------------------
+            for n, d in doi.items():
+                verdicts = store.recent_verdicts(history_of(d), 100)
+                assert len(verdicts) == 2
+                assert sum(1 for v in verdicts if v.change == "baseline") == 1, n
+                assert store.get_state(history_of(d)).baseline is not None
+                landing = rows[d]["final_url"]
+                assert store.get_state(url_key(landing, cfg.engine.canonical)).baseline is None
+                assert store.get_baseline(f"doi:{d}") is not None
