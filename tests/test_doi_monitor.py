@@ -85,6 +85,10 @@ async def test_checks_end_in_outcomes_warcs_events_and_decisions(tmp_path: Path)
             assert rec["citation_doi_present"] and rec["body_has_identifier"] and rec["content_type"].startswith(
                 "text/html")
             assert first[doi["js"]].record["has_schema_org"]
+            # HEAD beside GET (doi.head_check): the landing URL answered both alike here
+            assert land.heads[doi["hops"]] == 1 and rec["head_status"] == 200 and rec["head_disagrees"] is None
+            assert chain["head"]["final_url"] == land.landing(doi["hops"])
+            assert "10.5555/unknown" not in land.heads and first["10.5555/unknown"].record["head_status"] is None
 
             # -- WARC records and events --------------------------------------------------
             events = [m for k, m in sent if k == "event"]

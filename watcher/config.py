@@ -420,6 +420,9 @@ class DoiConfig(_Frozen):
     max_retry_after_s: float = 300.0  # a longer Retry-After ends the check (outcome server_error) instead of waiting
     alert_after_failures: int = Field(default=2, ge=1)  # alert after this many consecutive failures of one kind
     render: bool = True  # render script-built landing pages (and retry bot challenges) with Chromium
+    # Also send HEAD to the landing URL the GET reached; its status and final URL are recorded beside the GET
+    # chain, and a disagreement (HEAD 403/405 where GET got 200, another final URL) is flagged.
+    head_check: bool = True
     warc_dir: str = "doi-warcs"  # rolling WARC files of every check
     warc_max_bytes: int = 1_000_000_000  # roll over to a new WARC file at this size
     events_topic: str = "driftline-doi-captures"  # capture events (driftline format; add it to kafka.input_topics)
