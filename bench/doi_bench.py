@@ -5,9 +5,11 @@ A local resolver (handle API + a 302 per DOI) and eight publisher hosts
 serving generated landing pages of the five publisher layouts
 (tests/doi_pages.py; abstract-only, a third with full text); every tenth
 page is redesigned each time it is served.  Every check does what
-production does: handle API, the redirect chain, the landing page, a WARC
-request/response pair, fingerprint and scholarly record, the doi-profile
-decision against the baseline, the check record and state row in SQLite.
+production does: handle API, the redirect chain, the landing page, a HEAD of
+it (``doi.head_check``; ``--no-head`` leaves it out), a WARC request/response
+pair, fingerprint and scholarly record, the watcher's scoring step (profile
+doi: the verdict and, when it changes, the state in the baseline store), the
+check record and state row in SQLite.
 The Kafka producer is replaced by a counter (the broker is measured by
 bench/stream_bench.py).
 
@@ -15,8 +17,8 @@ Measured in the same run:
 
 * ``check_all`` rounds (``doi run --once``): every DOI checked once,
   ``--concurrency`` checks in flight; round 0 also stores the baselines;
-* the real scheduler (APScheduler, SQLAlchemy job store in the same SQLite
-  file) with every DOI on a ``--interval``: checks completed per second over
+* the real scheduler (APScheduler, SQLAlchemy job store in a SQLite file
+  beside the store's) with every DOI on a ``--interval``: checks completed per second over
   ``--seconds``.
 
 RSS is printed after every round: it must stay flat.  CPU per check (this
@@ -107,7 +109,8 @@ async def main(args: argparse.Namespace) -> None:
         tmp = Path(tempfile.mkdtemp(prefix="doi-bench-"))
         cfg = load_config(overrides=doi_config(land, tmp, per_host_concurrency=args.per_host,
                                                max_concurrent_checks=args.concurrency, timeout_s=30.0,
-                                               jitter_s=args.jitter, judge_processes=args.judge_processes))
+                                               jitter_s=args.jitter, judge_processes=args.judge_processes,
+                                               head_check=args.head))
         entries = [DoiEntry(f"10.5555/b{n}", _title(n), interval_s=args.interval) for n in range(args.dois)]
         sent = {"n": 0}
 
@@ -116,7 +119,7 @@ async def main(args: argparse.Namespace) -> None:
 
         print(f"{args.dois} DOIs on {HOSTS} publisher hosts (server in a child process), concurrency "
               f"{args.concurrency}, {args.per_host} requests in flight per host, no per-host delay, "
-              f"{args.judge_processes} judge processes")
+              f"{args.judge_processes} judge processes, HEAD {'on' if args.head else 'off'}")
         async with open_monitor(cfg, emit, render=False) as mon:
             mon.registry.add(entries)
             for r in range(args.rounds):
@@ -170,4 +173,5 @@ if __name__ == "__main__":
     p.add_argument("--per-host", dest="per_host", type=int, default=8)
     p.add_argument("--judge-processes", dest="judge_processes", type=int, default=2,
                    help="doi.judge_processes (0: fingerprint in a thread)")
+    p.add_argument("--no-head", dest="head", action="store_false", help="doi.head_check false (no HEAD per check)")
     asyncio.run(main(p.parse_args()))

@@ -105,7 +105,10 @@ class Watcher:
             alerts = [verdict.verdict_id] if verdict.change in alert_on else []
             alerts += [v.verdict_id for v in corrections if v.change in alert_on and was.get(v.verdict_id) != v.change]
             started = time.perf_counter()
-            new = self.store.put_verdict(verdict, new_state, fp, corrections, alerts=alerts)
+            # An unchanged state (the step returned the very object it was given: most captures) is not
+            # written back: re-encoding the baseline fingerprint on every capture is most of a store write.
+            new = self.store.put_verdict(verdict, None if new_state is state else new_state, fp, corrections,
+                                         alerts=alerts)
             self._timed("store", started)
         if not new:
             stored = self.store.get_verdict(vid)
