@@ -22,9 +22,10 @@ Measured in the same run:
   ``--seconds``.
 
 RSS is printed after every round: it must stay flat.  CPU per check (this
-process: event loop and threads; judge processes not included) gives the
+process: event loop and threads; and the judge processes') gives the
 capacity independent of other load on the machine: checks/s per core =
-1000 / (ms per check).
+1000 / (ms per check, both summed); the 1-minute load average is printed
+beside each figure.
 
     .venv/bin/python bench/doi_bench.py --dois 2000 --rounds 3 --seconds 60
 """
@@ -34,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import multiprocessing as mp
+import os
 import sys
 import tempfile
 import time
@@ -55,6 +57,25 @@ def rss_mb() -> float:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     return 0.0
+
+
+def proc_cpu_s(pids: list[int]) -> float:
+    """User + system CPU seconds of the processes ``pids`` (the judge processes), from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def _judges(mon: Any) -> list[int]:
+    pool = mon._pool
+    return [p.pid for p in (pool._processes or {}).values()] if pool is not None else []
 
 
 def _title(n: int) -> str:
@@ -123,16 +144,19 @@ async def main(args: argparse.Namespace) -> None:
         async with open_monitor(cfg, emit, render=False) as mon:
             mon.registry.add(entries)
             for r in range(args.rounds):
-                t0, c0 = time.perf_counter(), time.process_time()
+                t0, c0, j0 = time.perf_counter(), time.process_time(), proc_cpu_s(_judges(mon))
                 results = await check_all(mon)
                 dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+                jcpu = proc_cpu_s(_judges(mon)) - j0
                 outcomes: dict[str, int] = {}
                 changes: dict[str, int] = {}
                 for res in results:
                     outcomes[res.outcome] = outcomes.get(res.outcome, 0) + 1
                     changes[res.record["change"]] = changes.get(res.record["change"], 0) + 1
                 print(f"round {r}: {len(results)} checks in {dt:.1f} s = {len(results) / dt:.1f} checks/s, "
-                      f"{cpu / len(results) * 1000:.1f} ms CPU per check in this process; "
+                      f"{cpu / len(results) * 1000:.1f} ms CPU per check in this process + "
+                      f"{jcpu / len(results) * 1000:.1f} ms in the judge processes; load average "
+                      f"{os.getloadavg()[0]:.1f}; "
                       f"outcomes {outcomes}; changes {changes}; RSS {rss_mb():.0f} MB")
             if args.seconds > 0:
                 done_before = sum(1 for _ in _all_checks(mon))
