@@ -410,7 +410,7 @@ class DoiConfig(_Frozen):
     jitter_s: float = 300.0  # random delay added to each scheduled check (spreads load, APScheduler jitter)
     misfire_grace_s: int = 86_400  # a check missed while stopped still runs (once) when this late at most
     max_concurrent_checks: int = Field(default=64, ge=1)  # checks in flight on this machine
-    judge_processes: int = Field(default=0, ge=0)  # worker processes that fingerprint and judge (0 = a thread)
+    judge_processes: int = Field(default=0, ge=0)  # worker processes that fingerprint pages (0 = a thread)
     per_host_concurrency: int = Field(default=2, ge=1)  # requests in flight per host
     per_host_delay_s: float = 1.0  # minimum time between request starts per host
     timeout_s: float = 30.0  # one check's whole redirect chain and body
