@@ -388,3 +388,67 @@ async def test_status_change_is_the_watchers_verdict_with_one_baseline_per_doi(t
                 landing = rows[d]["final_url"]
                 assert store.get_state(url_key(landing, cfg.engine.canonical)).baseline is None
                 assert store.get_baseline(f"doi:{d}") is not None
+
+
+@pytest.mark.kafka
+async def test_streaming_watcher_publishes_the_monitors_verdicts_without_rescoring(
+        tmp_path: Path, kafka_broker: Any, kafka_names: Any) -> None:
+    """The capture events on the DOI topic, consumed by the real streaming watcher (profile doi): on the
+    monitor's store it publishes exactly the verdicts the monitor stored (same ids and change classes,
+    nothing stored twice); on a store of its own it reaches the same change classes with the same step."""
+    from consumers.app import ConsumerApp
+    from consumers.client import produce, read_topic
+    from tests.fixtures.kafka import stream_config
+    from watcher.doi.monitor import history_of
+    from watcher.store import open_store
+
+    names = ["para", "walled", "owner"]
+    arts = {n: replace(dp.article(100 + i, full_text=True), doi=f"10.5555/k-{n}") for i, n in enumerate(names)}
+    doi = {n: a.doi for n, a in arts.items()}
+    boot = kafka_broker.bootstrap_servers
+    topic = kafka_names.topic("doi")
+    async with landscape() as land:
+        land.pages.update({doi["para"]: Page(dp.atypon(arts["para"], 0)), doi["walled"]: Page(dp.challenge(0)),
+                           doi["owner"]: Page(dp.ojs(arts["owner"], 0))})
+        overlay = doi_config(land, tmp_path, events_topic=topic)
+        cfg = load_config(overrides=overlay)
+        events: list[dict[str, Any]] = []
+
+        async def emit(kind: str, msg: dict[str, Any]) -> None:
+            if kind == "event":
+                events.append(msg)
+
+        async with open_monitor(cfg, emit) as mon:
+            mon.registry.add([DoiEntry(d, arts[n].title) for n, d in doi.items()])
+            results = list(await check_all(mon))
+            land.pages[doi["para"]] = Page(dp.atypon(dp.replace_paragraph(arts["para"], 1), 0))
+            land.pages[doi["walled"]] = Page(dp.highwire(arts["walled"], 0))
+            land.pages[doi["owner"]] = Page(dp.parked(0))
+            results += list(await check_all(mon))
+    monitor_says = {r.record["verdict_id"]: r.record["change"] for r in results}
+    assert sorted(monitor_says.values()) == sorted(["baseline", "blocked", "baseline", "drifted", "baseline", "gone"])
+    await produce(boot, topic, [json.dumps(e).encode() for e in events])
+
+    for own_store in (False, True):
+        store_path = tmp_path / ("own.db" if own_store else "doi.db")
+        sc = stream_config(boot, kafka_names, tmp_path, kafka={
+            "input_topics": {topic: "driftline"}, "topic_profiles": {topic: "doi"},
+            "group_id": f"{kafka_names.group}-{int(own_store)}",
+            "results_topic": kafka_names.topic(f"verdicts{int(own_store)}")},
+            extra={"store": {"backend": "sqlite", "path": str(store_path)},
+                   "doi": {"events_topic": topic, "warc_dir": cfg.doi.warc_dir}})
+        async with ConsumerApp(sc) as app:
+            verdicts = await read_topic(boot, sc.kafka.results_topic, expect=len(events), timeout_s=90)
+            assert await app.wait_caught_up(timeout_s=30)
+            dead = await read_topic(boot, sc.kafka.dead_letter_topic, timeout_s=5, idle_s=0.5)
+            scored = app.metrics.registry.get_sample_value("driftline_stage_seconds_count", {"stage": "score"})
+        assert dead == []
+        # on the monitor's store every check was already scored: the stream scored none again
+        assert (scored or 0) == (len(events) if own_store else 0), (own_store, scored)
+        stream_says = {v["value"]["verdict_id"]: v["value"]["change"] for v in verdicts}
+        assert stream_says == monitor_says, own_store
+        assert all(v["key"] == v["value"]["history"] and v["value"]["history"].startswith("doi:") for v in verdicts)
+        with open_store(sc.store) as store:
+            for d in doi.values():
+                stored = store.recent_verdicts(history_of(d), 100)
+                assert len(stored) == 2 and sum(1 for v in stored if v.change == "baseline") == 1
