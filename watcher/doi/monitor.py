@@ -1,4 +1,4 @@
-"""One check of one DOI, end to end: resolve, preserve, judge, record, emit.
+"""One check of one DOI, end to end: resolve, preserve, score (the one step), record, emit.
 
 Every failure mode ends in a recorded outcome (``resolved``,
 ``redirected_elsewhere``, ``not_found``, ``blocked``, ``timeout``,
@@ -199,9 +199,9 @@ class DoiMonitor:
         Fingerprinting, the CPU-bound part, runs in ``doi.judge_processes``
         worker processes when configured (one per core beats threads under the
         GIL), else in a thread; the step then runs in a thread (it reads and
-        writes the store).  The capture is the one the
-        event describes (same URL, time and payload digest), so its verdict id
-        is the one a streaming watcher computes for the event."""
+        writes the store).  The capture is the one the event describes (same
+        URL, time and payload digest), so its verdict id is the one a
+        streaming watcher computes for the event."""
         if res.status is None or res.final_url is None:
             return None, None
         cap = Capture(url=res.final_url, timestamp=when, content=res.body, content_type=res.content_type,
