@@ -5,9 +5,11 @@ A local resolver (handle API + a 302 per DOI) and eight publisher hosts
 serving generated landing pages of the five publisher layouts
 (tests/doi_pages.py; abstract-only, a third with full text); every tenth
 page is redesigned each time it is served.  Every check does what
-production does: handle API, the redirect chain, the landing page, a WARC
-request/response pair, fingerprint and scholarly record, the doi-profile
-decision against the baseline, the check record and state row in SQLite.
+production does: handle API, the redirect chain, the landing page, a HEAD of
+it (``doi.head_check``; ``--no-head`` leaves it out), a WARC request/response
+pair, fingerprint and scholarly record, the watcher's scoring step (profile
+doi: the verdict and, when it changes, the state in the baseline store), the
+check record and state row in SQLite.
 The Kafka producer is replaced by a counter (the broker is measured by
 bench/stream_bench.py).
 
@@ -15,14 +17,15 @@ Measured in the same run:
 
 * ``check_all`` rounds (``doi run --once``): every DOI checked once,
   ``--concurrency`` checks in flight; round 0 also stores the baselines;
-* the real scheduler (APScheduler, SQLAlchemy job store in the same SQLite
-  file) with every DOI on a ``--interval``: checks completed per second over
+* the real scheduler (APScheduler, SQLAlchemy job store in a SQLite file
+  beside the store's) with every DOI on a ``--interval``: checks completed per second over
   ``--seconds``.
 
 RSS is printed after every round: it must stay flat.  CPU per check (this
-process: event loop and threads; judge processes not included) gives the
+process: event loop and threads; and the judge processes') gives the
 capacity independent of other load on the machine: checks/s per core =
-1000 / (ms per check).
+1000 / (ms per check, both summed); the 1-minute load average is printed
+beside each figure.
 
     .venv/bin/python bench/doi_bench.py --dois 2000 --rounds 3 --seconds 60
 """
@@ -32,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import multiprocessing as mp
+import os
 import sys
 import tempfile
 import time
@@ -53,6 +57,25 @@ def rss_mb() -> float:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     return 0.0
+
+
+def proc_cpu_s(pids: list[int]) -> float:
+    """User + system CPU seconds of the processes ``pids`` (the judge processes), from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def _judges(mon: Any) -> list[int]:
+    pool = mon._pool
+    return [p.pid for p in (pool._processes or {}).values()] if pool is not None else []
 
 
 def _title(n: int) -> str:
@@ -107,7 +130,8 @@ async def main(args: argparse.Namespace) -> None:
         tmp = Path(tempfile.mkdtemp(prefix="doi-bench-"))
         cfg = load_config(overrides=doi_config(land, tmp, per_host_concurrency=args.per_host,
                                                max_concurrent_checks=args.concurrency, timeout_s=30.0,
-                                               jitter_s=args.jitter, judge_processes=args.judge_processes))
+                                               jitter_s=args.jitter, judge_processes=args.judge_processes,
+                                               head_check=args.head))
         entries = [DoiEntry(f"10.5555/b{n}", _title(n), interval_s=args.interval) for n in range(args.dois)]
         sent = {"n": 0}
 
@@ -116,20 +140,23 @@ async def main(args: argparse.Namespace) -> None:
 
         print(f"{args.dois} DOIs on {HOSTS} publisher hosts (server in a child process), concurrency "
               f"{args.concurrency}, {args.per_host} requests in flight per host, no per-host delay, "
-              f"{args.judge_processes} judge processes")
+              f"{args.judge_processes} judge processes, HEAD {'on' if args.head else 'off'}")
         async with open_monitor(cfg, emit, render=False) as mon:
             mon.registry.add(entries)
             for r in range(args.rounds):
-                t0, c0 = time.perf_counter(), time.process_time()
+                t0, c0, j0 = time.perf_counter(), time.process_time(), proc_cpu_s(_judges(mon))
                 results = await check_all(mon)
                 dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+                jcpu = proc_cpu_s(_judges(mon)) - j0
                 outcomes: dict[str, int] = {}
                 changes: dict[str, int] = {}
                 for res in results:
                     outcomes[res.outcome] = outcomes.get(res.outcome, 0) + 1
                     changes[res.record["change"]] = changes.get(res.record["change"], 0) + 1
                 print(f"round {r}: {len(results)} checks in {dt:.1f} s = {len(results) / dt:.1f} checks/s, "
-                      f"{cpu / len(results) * 1000:.1f} ms CPU per check in this process; "
+                      f"{cpu / len(results) * 1000:.1f} ms CPU per check in this process + "
+                      f"{jcpu / len(results) * 1000:.1f} ms in the judge processes; load average "
+                      f"{os.getloadavg()[0]:.1f}; "
                       f"outcomes {outcomes}; changes {changes}; RSS {rss_mb():.0f} MB")
             if args.seconds > 0:
                 done_before = sum(1 for _ in _all_checks(mon))
@@ -170,4 +197,5 @@ if __name__ == "__main__":
     p.add_argument("--per-host", dest="per_host", type=int, default=8)
     p.add_argument("--judge-processes", dest="judge_processes", type=int, default=2,
                    help="doi.judge_processes (0: fingerprint in a thread)")
+    p.add_argument("--no-head", dest="head", action="store_false", help="doi.head_check false (no HEAD per check)")
     asyncio.run(main(p.parse_args()))

@@ -188,7 +188,7 @@ class ConsumerApp:
     async def _build_pipeline(self) -> None:
         cfg = self.cfg
         self.store = await asyncio.to_thread(open_store, cfg.store)
-        watcher = Watcher(Engine(cfg.engine), self.store)
+        watcher = Watcher(Engine(cfg.engine, doi=cfg.doi), self.store)
         watcher.on_stage = self.metrics.observe_stage
         if cfg.render.enabled:
             # Chromium starts on the first page that needs rendering (live, or archived with render.archived).

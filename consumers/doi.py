@@ -2,8 +2,12 @@
 produces its capture events and alerts.
 
 Events go to ``doi.events_topic`` (driftline format, keyed by DOI so one
-DOI's captures stay in order; add the topic to ``kafka.input_topics`` and the
-streaming watcher scores them), alerts to ``kafka.alerts_topic``.  Both are
+DOI's captures stay in order; add the topic to ``kafka.input_topics``),
+alerts to ``kafka.alerts_topic``.  The monitor has already scored each check
+with the watcher's one step into the store's history ``doi:<doi>``; the
+event names that history (``watch.id``), so a streaming watcher on the same
+store finds the verdict stored and publishes it (and any alert owed) without
+scoring it again, and one on another store scores it with the same step.  Both are
 acknowledged by the broker (``acks=all``) before the check counts as done.
 """
 

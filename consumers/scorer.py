@@ -191,7 +191,7 @@ class Scorer:
         if event.content is not None and len(event.content) > cap:
             # The payload cap holds for bytes that came inline as for fetched ones.
             raise TooLargeError(f"inline content of {len(event.content)} bytes is over acquire.live.max_bytes ({cap})")
-        history = self.watcher.history_key(event.url)
+        history = event.watch_history or self.watcher.history_key(event.url)
         baseline = await self._call(self.watcher.baseline_digest, history)
         if self.acquirer.needs_content(event, baseline):
             started = time.perf_counter()

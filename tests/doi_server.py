@@ -34,7 +34,8 @@ class Landscape:
     pages: dict[str, Page] = field(default_factory=dict)
     routes: dict[str, str] = field(default_factory=dict)  # doi -> "direct" | "hops" | "refresh" | "js"
     throttle: dict[str, list[int]] = field(default_factory=dict)  # doi -> statuses to answer first (429...)
-    hits: dict[str, int] = field(default_factory=dict)
+    hits: dict[str, int] = field(default_factory=dict)  # GETs of each DOI's landing page
+    heads: dict[str, int] = field(default_factory=dict)  # HEADs of it
     hit_times: dict[str, list[float]] = field(default_factory=dict)
     base: dict[str, str] = field(default_factory=dict)  # "resolver", "a", "b" -> base URL
     dynamic: Callable[[str, int], Page | None] | None = None  # (doi, times served) -> page, for unlisted DOIs
@@ -97,9 +98,12 @@ def _publisher_app(land: Landscape, name: str) -> web.Application:
 
     async def article(request: web.Request) -> web.Response:
         doi = request.match_info["doi"].lower()
-        land.hits[doi] = land.hits.get(doi, 0) + 1
-        land.hit_times.setdefault(doi, []).append(asyncio.get_running_loop().time())
-        queue = land.throttle.get(doi)
+        if request.method == "HEAD":  # the monitor's HEAD beside its GET: counted apart, never throttled
+            land.heads[doi] = land.heads.get(doi, 0) + 1
+        else:
+            land.hits[doi] = land.hits.get(doi, 0) + 1
+            land.hit_times.setdefault(doi, []).append(asyncio.get_running_loop().time())
+        queue = land.throttle.get(doi) if request.method != "HEAD" else None
         if queue:
             status = queue.pop(0)
             return web.Response(status=status, headers={"Retry-After": "1"}, text="slow down")

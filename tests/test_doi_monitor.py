@@ -85,6 +85,10 @@ async def test_checks_end_in_outcomes_warcs_events_and_decisions(tmp_path: Path)
             assert rec["citation_doi_present"] and rec["body_has_identifier"] and rec["content_type"].startswith(
                 "text/html")
             assert first[doi["js"]].record["has_schema_org"]
+            # HEAD beside GET (doi.head_check): the landing URL answered both alike here
+            assert land.heads[doi["hops"]] == 1 and rec["head_status"] == 200 and rec["head_disagrees"] is None
+            assert chain["head"]["final_url"] == land.landing(doi["hops"])
+            assert "10.5555/unknown" not in land.heads and first["10.5555/unknown"].record["head_status"] is None
 
             # -- WARC records and events --------------------------------------------------
             events = [m for k, m in sent if k == "event"]
@@ -300,3 +304,151 @@ async def test_js_only_landing_page_is_rendered_by_chromium(tmp_path: Path, chro
     assert r.warc is not None
     _, payload, _ = _read_warc(Path(cfg.doi.warc_dir) / r.warc.filename, r.warc.offset)
     assert a.title.encode() in payload and b"id=\"body\"" in payload  # the event points at the rendered DOM
+
+
+async def test_status_change_is_the_watchers_verdict_with_one_baseline_per_doi(tmp_path: Path) -> None:
+    """One state, one step: the change class a check records is the verdict the watcher stored for the
+    check's capture; the capture event (what the streaming watcher consumes) has the same verdict id, so
+    a watcher on the same store finds it scored and scores nothing again, and a watcher on another store
+    replaying the events reaches the same change classes.  One baseline per DOI history, none under the
+    landing URL's key; a bot wall first is blocked, not a baseline."""
+    from watcher.canonical import url_key
+    from watcher.doi.monitor import history_of
+    from watcher.engine import Engine
+    from watcher.store import open_store
+    from watcher.watch import Watcher
+
+    names = ["para", "redesign", "walled", "owner"]
+    arts = {n: replace(dp.article(60 + i, full_text=True), doi=f"10.5555/one-{n}") for i, n in enumerate(names)}
+    doi = {n: a.doi for n, a in arts.items()}
+    async with landscape() as land:
+        land.pages.update({
+            doi["para"]: Page(dp.atypon(arts["para"], 0)),
+            doi["redesign"]: Page(dp.elsevier(arts["redesign"], 0)),
+            doi["walled"]: Page(dp.challenge(0)),
+            doi["owner"]: Page(dp.ojs(arts["owner"], 0)),
+        })
+        cfg = load_config(overrides=doi_config(land, tmp_path))
+        events: list[dict[str, Any]] = []
+
+        async def emit(kind: str, msg: dict[str, Any]) -> None:
+            if kind == "event":
+                events.append(msg)
+
+        async with open_monitor(cfg, emit) as mon:
+            mon.registry.add([DoiEntry(d, arts[n].title) for n, d in doi.items()])
+            results = list(await check_all(mon))
+            first = {r.doi: r for r in results}
+            assert first[doi["walled"]].record["change"] == "blocked"
+            assert mon.watcher.store.get_state(history_of(doi["walled"])).baseline is None
+            land.pages[doi["para"]] = Page(dp.atypon(dp.replace_paragraph(arts["para"], 1), 0))
+            land.pages[doi["redesign"]] = Page(dp.elsevier(arts["redesign"], 2))
+            land.pages[doi["walled"]] = Page(dp.highwire(arts["walled"], 0))
+            land.pages[doi["owner"]] = Page(dp.parked(0))
+            second = list(await check_all(mon))
+            results += second
+            changes = {r.doi: r.record["change"] for r in second}
+            assert changes == {doi["para"]: "drifted", doi["redesign"]: changes[doi["redesign"]],
+                               doi["walled"]: "baseline", doi["owner"]: "gone"}
+            assert changes[doi["redesign"]] in ("unchanged", "layout")
+            rows = {r["doi"]: r for r in status_rows(mon.registry)}
+            store = mon.watcher.store
+            for r in results:
+                stored = store.get_verdict(r.record["verdict_id"])
+                assert stored is not None and stored.change == r.record["change"] and stored.profile == "doi"
+                assert stored.history == history_of(r.doi)
+            for r in second:
+                assert rows[r.doi]["change"] == r.record["change"]
+
+            # -- the streaming watcher's path: the same events, the same store ----------------------
+            assert len(events) == len(results)
+            same_store = Watcher(Engine(cfg.engine, doi=cfg.doi), store)
+            with open_store(cfg.store.model_copy(update={"backend": "memory"})) as other_store:
+                other = Watcher(Engine(cfg.engine, doi=cfg.doi), other_store)
+                by_check = {(r.doi, r.record["checked_at"]): r for r in results}
+                for ev in events:  # in the order produced (one DOI's in check order, as on its partition)
+                    r = by_check[(ev["doi"], ev["timestamp"])]
+                    parsed = parse_driftline(ev)
+                    assert parsed.history_key(cfg) == history_of(r.doi)
+                    _, payload, _ = _read_warc(Path(cfg.doi.warc_dir) / ev["warc_filename"], ev["warc_offset"])
+                    cap = parsed.to_capture(payload, source="warc")
+                    out = same_store.handle(cap, "doi")
+                    assert not out.stored_now and out.verdict.verdict_id == r.record["verdict_id"]
+                    assert out.verdict.change == r.record["change"]
+                    again = other.handle(cap, "doi")
+                    assert again.stored_now and again.verdict.verdict_id == r.record["verdict_id"]
+                    assert again.verdict.change == r.record["change"], (r.doi, again.verdict.reason)
+
+            # -- one baseline per DOI history; none under the landing URLs' keys ---------------------
+            for n, d in doi.items():
+                verdicts = store.recent_verdicts(history_of(d), 100)
+                assert len(verdicts) == 2
+                assert sum(1 for v in verdicts if v.change == "baseline") == 1, n
+                assert store.get_state(history_of(d)).baseline is not None
+                landing = rows[d]["final_url"]
+                assert store.get_state(url_key(landing, cfg.engine.canonical)).baseline is None
+                assert store.get_baseline(f"doi:{d}") is not None
+
+
+@pytest.mark.kafka
+async def test_streaming_watcher_publishes_the_monitors_verdicts_without_rescoring(
+        tmp_path: Path, kafka_broker: Any, kafka_names: Any) -> None:
+    """The capture events on the DOI topic, consumed by the real streaming watcher (profile doi): on the
+    monitor's store it publishes exactly the verdicts the monitor stored (same ids and change classes,
+    nothing stored twice); on a store of its own it reaches the same change classes with the same step."""
+    from consumers.app import ConsumerApp
+    from consumers.client import produce, read_topic
+    from tests.fixtures.kafka import stream_config
+    from watcher.doi.monitor import history_of
+    from watcher.store import open_store
+
+    names = ["para", "walled", "owner"]
+    arts = {n: replace(dp.article(100 + i, full_text=True), doi=f"10.5555/k-{n}") for i, n in enumerate(names)}
+    doi = {n: a.doi for n, a in arts.items()}
+    boot = kafka_broker.bootstrap_servers
+    topic = kafka_names.topic("doi")
+    async with landscape() as land:
+        land.pages.update({doi["para"]: Page(dp.atypon(arts["para"], 0)), doi["walled"]: Page(dp.challenge(0)),
+                           doi["owner"]: Page(dp.ojs(arts["owner"], 0))})
+        overlay = doi_config(land, tmp_path, events_topic=topic)
+        cfg = load_config(overrides=overlay)
+        events: list[dict[str, Any]] = []
+
+        async def emit(kind: str, msg: dict[str, Any]) -> None:
+            if kind == "event":
+                events.append(msg)
+
+        async with open_monitor(cfg, emit) as mon:
+            mon.registry.add([DoiEntry(d, arts[n].title) for n, d in doi.items()])
+            results = list(await check_all(mon))
+            land.pages[doi["para"]] = Page(dp.atypon(dp.replace_paragraph(arts["para"], 1), 0))
+            land.pages[doi["walled"]] = Page(dp.highwire(arts["walled"], 0))
+            land.pages[doi["owner"]] = Page(dp.parked(0))
+            results += list(await check_all(mon))
+    monitor_says = {r.record["verdict_id"]: r.record["change"] for r in results}
+    assert sorted(monitor_says.values()) == sorted(["baseline", "blocked", "baseline", "drifted", "baseline", "gone"])
+    await produce(boot, topic, [json.dumps(e).encode() for e in events])
+
+    for own_store in (False, True):
+        store_path = tmp_path / ("own.db" if own_store else "doi.db")
+        sc = stream_config(boot, kafka_names, tmp_path, kafka={
+            "input_topics": {topic: "driftline"}, "topic_profiles": {topic: "doi"},
+            "group_id": f"{kafka_names.group}-{int(own_store)}",
+            "results_topic": kafka_names.topic(f"verdicts{int(own_store)}")},
+            extra={"store": {"backend": "sqlite", "path": str(store_path)},
+                   "doi": {"events_topic": topic, "warc_dir": cfg.doi.warc_dir}})
+        async with ConsumerApp(sc) as app:
+            verdicts = await read_topic(boot, sc.kafka.results_topic, expect=len(events), timeout_s=90)
+            assert await app.wait_caught_up(timeout_s=30)
+            dead = await read_topic(boot, sc.kafka.dead_letter_topic, timeout_s=5, idle_s=0.5)
+            scored = app.metrics.registry.get_sample_value("driftline_stage_seconds_count", {"stage": "score"})
+        assert dead == []
+        # on the monitor's store every check was already scored: the stream scored none again
+        assert (scored or 0) == (len(events) if own_store else 0), (own_store, scored)
+        stream_says = {v["value"]["verdict_id"]: v["value"]["change"] for v in verdicts}
+        assert stream_says == monitor_says, own_store
+        assert all(v["key"] == v["value"]["history"] and v["value"]["history"].startswith("doi:") for v in verdicts)
+        with open_store(sc.store) as store:
+            for d in doi.values():
+                stored = store.recent_verdicts(history_of(d), 100)
+                assert len(stored) == 2 and sum(1 for v in stored if v.change == "baseline") == 1

@@ -412,7 +412,7 @@ class DoiConfig(_Frozen):
     jitter_s: float = 300.0  # random delay added to each scheduled check (spreads load, APScheduler jitter)
     misfire_grace_s: int = 86_400  # a check missed while stopped still runs (once) when this late at most
     max_concurrent_checks: int = Field(default=64, ge=1)  # checks in flight on this machine
-    judge_processes: int = Field(default=0, ge=0)  # worker processes that fingerprint and judge (0 = a thread)
+    judge_processes: int = Field(default=0, ge=0)  # worker processes that fingerprint pages (0 = a thread)
     per_host_concurrency: int = Field(default=2, ge=1)  # requests in flight per host
     per_host_delay_s: float = 1.0  # minimum time between request starts per host
     timeout_s: float = 30.0  # one check's whole redirect chain and body
@@ -422,6 +422,9 @@ class DoiConfig(_Frozen):
     max_retry_after_s: float = 300.0  # a longer Retry-After ends the check (outcome server_error) instead of waiting
     alert_after_failures: int = Field(default=2, ge=1)  # alert after this many consecutive failures of one kind
     render: bool = True  # render script-built landing pages (and retry bot challenges) with Chromium
+    # Also send HEAD to the landing URL the GET reached; its status and final URL are recorded beside the GET
+    # chain, and a disagreement (HEAD 403/405 where GET got 200, another final URL) is flagged.
+    head_check: bool = True
     warc_dir: str = "doi-warcs"  # rolling WARC files of every check
     warc_max_bytes: int = 1_000_000_000  # roll over to a new WARC file at this size
     events_topic: str = "driftline-doi-captures"  # capture events (driftline format; add it to kafka.input_topics)

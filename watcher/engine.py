@@ -5,6 +5,12 @@ and ``compare`` run the same step (:meth:`Engine.score_next`) over the same
 causal state (:class:`watcher.step.HistoryState`): fingerprint each capture
 once, take the baseline in force at its capture time, score the configured
 measures, let the profile decide.
+
+The DOI monitor runs this step too (in process, through the same
+:class:`~watcher.watch.Watcher` and store), with the ``doi`` profile: a
+capture names its history (``doi:<doi>``), the registered DOI and title, and
+the engine holds the ``doi:`` thresholds, so a check's change class is the
+verdict the stream would store for the same capture, never a second opinion.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from . import measures as ms
-from .config import DEFAULT_VOTING, EngineConfig
+from .config import DEFAULT_VOTING, DoiConfig, EngineConfig
 from .fingerprint import fingerprint
 from .model import Behaviour, Capture, Fingerprint, HistoryResult, MeasureResult, Verdict, ts14, utc
 from .step import HistoryState, Reference, make_verdict, pinned_here, state_form, unfit_reason
@@ -52,7 +58,9 @@ def behaviour_of(statuses: Sequence[str]) -> Behaviour:
 class Engine:
     """Stateless scoring engine; safe to share across histories (not threads)."""
 
-    def __init__(self, config: EngineConfig) -> None:
+    def __init__(self, config: EngineConfig, doi: DoiConfig | None = None) -> None:
+        """``doi``: the ``doi`` profile's thresholds (``doi:`` config; defaults when not given)."""
+        self.doi = doi or DoiConfig()
         measures = dict(config.measures) or dict(DEFAULT_VOTING)
         for name in (*measures, *config.report_measures):
             ms.get(name)  # unknown names fail loudly, at start-up
@@ -65,15 +73,18 @@ class Engine:
     def fingerprint(self, capture: Capture) -> Fingerprint:
         return fingerprint(capture, self.config)
 
-    def compare(self, base: Fingerprint, cur: Fingerprint, seed_url: str = "",
-                profile: str | None = None) -> tuple[dict[str, MeasureResult], Decision]:
-        """Score ``cur`` against ``base``: every configured measure, then the profile's decision."""
+    def compare(self, base: Fingerprint, cur: Fingerprint, seed_url: str = "", profile: str | None = None, *,
+                doi: str | None = None, expected_title: str | None = None
+                ) -> tuple[dict[str, MeasureResult], Decision]:
+        """Score ``cur`` against ``base``: every configured measure, then the profile's decision
+        (``doi``/``expected_title``: what a DOI check watches, for the ``doi`` profile)."""
         ctx = ms.Context()
         if not has_content(cur) or base.is_empty:
             results: dict[str, MeasureResult] = {}
         else:
             results = score_measures(base, cur, self.config, ctx)
-        return results, decide(base, cur, results, self.config, seed_url, profile)
+        return results, decide(base, cur, results, self.config, seed_url, profile, doi=doi,
+                               expected_title=expected_title, doi_params=self.doi)
 
     def _state_form(self, fp: Fingerprint, profile: str) -> Fingerprint:
         return state_form(fp, self.config.tokens.keep_shingles, self.config.tokens.keep_tokens,
@@ -101,7 +112,7 @@ class Engine:
         if ref is None or (pol.policy != "rolling" and state.pinned is None and state.baseline is not None
                            and t < state.baseline.capture_time):
             return self._first(history, state, cap, fp, prof)
-        results, d = self.compare(ref.fingerprint, fp, seed, prof)
+        results, d = self.compare(ref.fingerprint, fp, seed, prof, doi=cap.doi, expected_title=cap.expected_title)
         verdict = make_verdict(history, cap, fp, ref, dict(results), d, prof, drift_score(results, d))
         if (pol.policy == "rolling" and d.status == "on-topic" and unfit_reason(fp, pol.policy) is None
                 and ref is state.baseline and t > ref.capture_time):
@@ -112,6 +123,12 @@ class Engine:
                profile: str) -> tuple[Verdict, HistoryState]:
         """No baseline in force at this capture's time: it becomes the baseline if it is fit to be one."""
         why = unfit_reason(fp, self.config.baseline.policy)
+        if profile == "doi":
+            from .doi.profile import first_doi
+
+            d = first_doi(fp, why, cap.expected_title, self.doi)
+            if d.change != "baseline":
+                return make_verdict(history, cap, fp, None, {}, d, profile, d.drift_score), state
         if why is None:
             d = Decision("on-topic", "baseline", "baseline capture", 0.0)
             ref = Reference(utc(cap.timestamp), cap.uri_m, self._state_form(fp, profile))

@@ -52,7 +52,10 @@ class Capture:
     ``content`` is the HTTP *payload* (entity body after transfer and content
     decoding), or ``None`` when it was not obtained; ``error`` then says why.
     ``history`` overrides the grouping key (gold directories name histories
-    explicitly); otherwise captures are grouped by the canonical URL key.
+    explicitly, a DOI check names ``doi:<doi>``); otherwise captures are
+    grouped by the canonical URL key.  ``doi`` and ``expected_title`` are what
+    a DOI check watches (the registered DOI and title): the ``doi`` profile
+    judges the record against them rather than only against the baseline.
     """
 
     url: str
@@ -71,6 +74,8 @@ class Capture:
     seed: str | None = None
     job: str | None = None
     label: int | None = None  # gold label (1 on-topic, 0 off-topic) when known
+    doi: str | None = None
+    expected_title: str | None = None
 
     @property
     def effective_digest(self) -> str | None:

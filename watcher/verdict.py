@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from . import measures as ms
-from .config import EngineConfig
+from .config import DoiConfig, EngineConfig
 from .fingerprint import EXTRACT_FAILED, UNREADABLE, host_of, site_of
 from .model import ChangeClass, Fingerprint, MeasureResult, TopicStatus
 
@@ -88,12 +88,15 @@ def policy_flags(results: Mapping[str, MeasureResult], cfg: EngineConfig) -> tup
 
 
 def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResult], cfg: EngineConfig,
-           seed_url: str = "", profile: str | None = None) -> Decision:
+           seed_url: str = "", profile: str | None = None, *, doi: str | None = None,
+           expected_title: str | None = None, doi_params: DoiConfig | None = None) -> Decision:
     """Overall status, change class and reason of one compared capture.
 
     The checks every profile shares come first (no content, same payload,
     redirect stubs, HTTP errors, off-topic page kinds); then the profile
-    answers its own question (watcher/profiles.py).
+    answers its own question (watcher/profiles.py).  The ``doi`` profile
+    answers all of it itself, against the watched ``doi`` and
+    ``expected_title`` (the capture's) with the ``doi_params`` thresholds.
     """
     from . import profiles
 
@@ -103,7 +106,7 @@ def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureRes
     if prof == "doi":  # the scholarly record, not the page: its own reading of errors, walls and redirects
         from .doi.profile import decide_doi
 
-        return decide_doi(base, cur, cfg)
+        return decide_doi(base, cur, cfg, expected_title, params=doi_params, doi=doi)
     if cur.is_empty:
         return Decision("empty", "empty", f"no content ({cur.error or 'empty'})", 0.0)
     if cur.digest == base.digest:

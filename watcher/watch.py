@@ -76,12 +76,15 @@ class Watcher:
         out = self.handle(capture, profile)
         return out.verdict, out.stored_now
 
-    def handle(self, capture: Capture, profile: str | None = None, alert_on: frozenset[str] = frozenset()) -> Outcome:
+    def handle(self, capture: Capture, profile: str | None = None, alert_on: frozenset[str] = frozenset(),
+               fingerprint: Fingerprint | None = None) -> Outcome:
         """Score and store ``capture`` (and any corrections it causes).
 
         ``alert_on``: the change classes that are alerts here; an alert owed
         for the verdict (or for a correction that newly reaches such a class) is
-        recorded with it in one transaction (see ``BaselineStore.alert_pending``)."""
+        recorded with it in one transaction (see ``BaselineStore.alert_pending``).
+        ``fingerprint``: ``capture``'s, when the caller made it already (the DOI
+        monitor fingerprints in worker processes); the step is the same."""
         history = capture.history or self.history_key(capture.url)
         vid = verdict_id(history, capture.timestamp, capture.effective_digest)
         existing = self.store.get_verdict(vid)
@@ -90,7 +93,7 @@ class Watcher:
         prof = profile or self.profile
         with self._lock:
             state = self.store.get_state(history)
-            fp = self._fingerprint(state, capture)
+            fp = self._fingerprint(state, capture) if fingerprint is None else _readable(capture, fingerprint)
             seed = self._seed_url(history, capture)
             started = time.perf_counter()
             verdict, new_state = self.engine.score_next(history, state, capture, fp, seed, prof)
@@ -102,7 +105,10 @@ class Watcher:
             alerts = [verdict.verdict_id] if verdict.change in alert_on else []
             alerts += [v.verdict_id for v in corrections if v.change in alert_on and was.get(v.verdict_id) != v.change]
             started = time.perf_counter()
-            new = self.store.put_verdict(verdict, new_state, fp, corrections, alerts=alerts)
+            # An unchanged state (the step returned the very object it was given: most captures) is not
+            # written back: re-encoding the baseline fingerprint on every capture is most of a store write.
+            new = self.store.put_verdict(verdict, None if new_state is state else new_state, fp, corrections,
+                                         alerts=alerts)
             self._timed("store", started)
         if not new:
             stored = self.store.get_verdict(vid)
@@ -160,6 +166,12 @@ class Watcher:
             log.warning("%s: late capture %s changed the baseline; %d later verdicts are outside the re-scoring "
                         "window and keep their old baseline", history, t.isoformat(), len(missing))
         return tuple(out), state, was
+
+
+def _readable(cap: Capture, fp: Fingerprint) -> Fingerprint:
+    if extraction_failed(fp):
+        raise ExtractError(f"{cap.url}: {fp.error}", reason=failure_reason(fp.error))
+    return fp
 
 
 def _whole(fp: Fingerprint, whole: dict[str, Fingerprint]) -> Fingerprint:

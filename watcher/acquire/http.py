@@ -250,7 +250,8 @@ class HttpFetcher:
                     method, url, headers=dict(headers or {}), data=data, allow_redirects=False
                 ) as resp:
                     resp_headers = _flat_headers(resp.headers)
-                    if resp.status in REDIRECT_STATUSES and "Location" in resp_headers:
+                    if (resp.status in REDIRECT_STATUSES and "Location" in resp_headers) or method == "HEAD":
+                        # a HEAD answer has no body; its Content-Length is the GET body's, not a size to cap
                         return resp.status, resp_headers, b""
                     # extent only understands the requested resource, not an error page
                     body = await _read_capped(resp, limit, extent if 200 <= resp.status < 300 else None, url,

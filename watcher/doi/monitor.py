@@ -1,4 +1,4 @@
-"""One check of one DOI, end to end: resolve, preserve, judge, record, emit.
+"""One check of one DOI, end to end: resolve, preserve, score (the one step), record, emit.
 
 Every failure mode ends in a recorded outcome (``resolved``,
 ``redirected_elsewhere``, ``not_found``, ``blocked``, ``timeout``,
@@ -14,10 +14,22 @@ errors are retried with exponential backoff (``doi.retries``,
 next check.  An alert is raised once a DOI has failed the same way
 ``doi.alert_after_failures`` times in a row, not on the first timeout.
 
-The check is judged here with the doi profile against the DOI's own baseline
-(kept in the baseline store under the history ``doi:<doi>``), so the status
-report has a change class; the capture event it emits lets the streaming
-watcher score it too.
+One state, one scoring step.  The check is scored by the project's one step
+(:meth:`watcher.engine.Engine.score_next`, profile ``doi``), driven by the
+same :meth:`watcher.watch.Watcher.handle` as the streaming watcher, over the
+same baseline store, into the history ``doi:<doi>``: the DOI's state is the
+watcher's state, and the change class in the status report is the verdict
+stored for the check's capture.  Why in process rather than waiting for the
+stream: ``driftline doi status`` has a change class right after the check
+(also with no streaming watcher running), and a bot wall is known at once,
+so the next check goes through the browser.  Why it still emits the capture
+event: the event names the same history (``watch.id``), capture time and
+payload digest, so it has the same verdict id; a streaming watcher on the
+same store finds the verdict already stored (``Watcher.handle`` is
+idempotent per capture) and publishes it (with any alert owed) instead of
+scoring the check a second time, and one on another store scores it with the
+same step.  Blocked pages (bot walls, cookie walls) are never baselines and
+never drift (:func:`watcher.doi.profile.first_doi`, ``decide_doi``).
 """
 
 from __future__ import annotations
@@ -32,18 +44,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ..config import Config
-from ..errors import DoiError, DriftlineError
+from ..config import Config, EngineConfig
+from ..engine import Engine
+from ..errors import DoiError, DriftlineError, ExtractError
 from ..events.driftline import validate_event
 from ..fingerprint import fingerprint, host_of
-from ..model import Capture, Fingerprint, payload_digest
-from ..store.base import StoredBaseline
+from ..model import Capture, Fingerprint, Verdict, payload_digest
 from ..store.codec import iso_utc
 from ..verdict import Decision
+from ..watch import Watcher
 from .ident import doi_url, normalise_doi
 from .lists import DoiEntry
 from .metrics import DoiMetrics
-from .profile import decide_doi, title_similarity
 from .registry import DRIFT_CHANGES, DoiRegistry, DoiState
 from .resolve import DoiResolver, Resolution
 from .warcs import RollingWarcWriter, WarcRef
@@ -66,28 +78,18 @@ class CheckResult:
     event: dict[str, Any] | None = None
     warc: WarcRef | None = None
     decision: Decision | None = None
+    verdict: Verdict | None = None
     alert: dict[str, Any] | None = None
 
 
-def judge(cfg: Config, entry: DoiEntry, url: str, body: bytes, content_type: str | None, status: int, outcome: str,
-          when: datetime, base: Fingerprint | None) -> tuple[Fingerprint, Decision | None, bool]:
-    """(fingerprint, decision, whether it becomes the baseline): a pure function, so it can run in a worker
-    process.  The first observed page becomes the baseline, unless it shows another title than the
-    registered one or is a bot challenge."""
-    fp = fingerprint(Capture(url=url, timestamp=when, content=body, content_type=content_type, status=status),
-                     cfg.engine)
-    if base is not None:
-        return fp, decide_doi(base, fp, cfg.engine, entry.title, params=cfg.doi, doi=entry.doi), False
-    if outcome not in OBSERVED or fp.is_empty:
-        return fp, None, False
-    if fp.page_kind == "bot-challenge":
-        return fp, Decision("error", "blocked", f"bot challenge ({fp.page_kind_evidence}): not observed, retry "
-                            "through the browser", 0.0), False
-    shown = fp.record.title if fp.record is not None and fp.record.title else fp.title
-    if entry.title and fp.kind != "pdf" and title_similarity(entry.title, shown) < cfg.doi.title_min_similarity:
-        return fp, Decision("off-topic", "replaced", f"the landing page shows {shown[:80]!r}, not the registered "
-                            f"title {entry.title[:80]!r}", 0.9), False
-    return fp, Decision("baseline", "baseline", "first observed record: the baseline", 0.0), True
+def history_of(doi: str) -> str:
+    """The history of a DOI's checks in the store (also the capture event's ``watch.id``)."""
+    return f"doi:{doi}"
+
+
+def fingerprint_capture(cap: Capture, cfg: EngineConfig) -> Fingerprint:
+    """The CPU-bound part of a check, a pure function so it can run in a worker process."""
+    return fingerprint(cap, cfg)
 
 
 def interval_of(entry: DoiEntry, cfg: Config) -> int:
@@ -115,6 +117,8 @@ class DoiMonitor:
         self._sem = asyncio.Semaphore(cfg.doi.max_concurrent_checks)
         self._not_before: dict[str, float] = {}  # host -> monotonic time (Retry-After)
         self._validated = False
+        self.watcher = Watcher(Engine(cfg.engine, doi=cfg.doi), registry.baselines, profile="doi")
+        self._alert_on = cfg.alerts.alerts_on("doi", cfg.doi.events_topic)
         self._pool: ProcessPoolExecutor | None = None
         if cfg.doi.judge_processes > 0:
             self._pool = ProcessPoolExecutor(cfg.doi.judge_processes, mp_context=multiprocessing.get_context("spawn"))
@@ -182,31 +186,42 @@ class DoiMonitor:
                 self.warcs.write_exchange, res.final_url, when, status=res.status, headers=res.headers,
                 body=res.raw_body if res.raw_body is not None else res.body, request_headers=res.request_headers,
                 rendered=res.body if res.browser else None)
-        fp, decision = await self._judge(entry, res, when)
-        return await self._record(entry, when, res.outcome, res.reason, res, warc, fp, decision)
+        fp, verdict = await self._score(entry, res, when)
+        decision = None
+        if verdict is not None:
+            decision = Decision(verdict.status, verdict.change, verdict.reason, verdict.drift_score or 0.0)
+        return await self._record(entry, when, res.outcome, res.reason, res, warc, fp, decision, verdict)
 
-    async def _judge(self, entry: DoiEntry, res: Resolution,
-                     when: datetime) -> tuple[Fingerprint | None, Decision | None]:
-        """Fingerprint the answer and decide against the DOI's baseline (the first observed record).
+    async def _score(self, entry: DoiEntry, res: Resolution,
+                     when: datetime) -> tuple[Fingerprint | None, Verdict | None]:
+        """Score the answer with the watcher's one step (profile ``doi``, history ``doi:<doi>``).
 
-        The CPU-bound part (:func:`judge`) runs in ``doi.judge_processes`` worker processes when
-        configured (one per core beats threads under the GIL), else in a thread."""
+        Fingerprinting, the CPU-bound part, runs in ``doi.judge_processes``
+        worker processes when configured (one per core beats threads under the
+        GIL), else in a thread; the step then runs in a thread (it reads and
+        writes the store).  The capture is the one the event describes (same
+        URL, time and payload digest), so its verdict id is the one a
+        streaming watcher computes for the event."""
         if res.status is None or res.final_url is None:
             return None, None
-        history = f"doi:{entry.doi}"
-        stored = await asyncio.to_thread(self.registry.store.get_baseline, history)
-        base = stored.fingerprint if stored is not None else None
-        args = (self.cfg, entry, res.final_url, res.body, res.content_type, res.status, res.outcome, when, base)
+        cap = Capture(url=res.final_url, timestamp=when, content=res.body, content_type=res.content_type,
+                      status=res.status, history=history_of(entry.doi), source="driftline-doi", job="doi-monitor",
+                      doi=entry.doi, expected_title=entry.title)
+        engine_cfg = self.watcher.engine.config
         if self._pool is not None:
-            fp, decision, new_base = await asyncio.get_running_loop().run_in_executor(self._pool, judge, *args)
+            fp = await asyncio.get_running_loop().run_in_executor(self._pool, fingerprint_capture, cap, engine_cfg)
         else:
-            fp, decision, new_base = await asyncio.to_thread(judge, *args)
-        if new_base:
-            await asyncio.to_thread(self.registry.store.set_baseline, StoredBaseline(history, when, res.final_url, fp))
-        return fp, decision
+            fp = await asyncio.to_thread(fingerprint_capture, cap, engine_cfg)
+        try:
+            out = await asyncio.to_thread(self.watcher.handle, cap, "doi", self._alert_on, fp)
+        except ExtractError as exc:
+            log.info("DOI %s: the answer could not be read: %s", entry.doi, exc)
+            return fp, None
+        return fp, out.verdict
 
     async def _record(self, entry: DoiEntry, when: datetime, outcome: str, reason: str, res: Resolution | None,
-                      warc: WarcRef | None, fp: Fingerprint | None, decision: Decision | None) -> CheckResult:
+                      warc: WarcRef | None, fp: Fingerprint | None, decision: Decision | None,
+                      verdict: Verdict | None = None) -> CheckResult:
         if decision is not None and decision.change == "blocked" and outcome in OBSERVED:
             outcome, reason = "blocked", decision.reason  # a challenge or cookie wall answered 200
         change = decision.change if decision is not None else (
@@ -219,6 +234,9 @@ class DoiMonitor:
             "final_url": res.final_url if res else None, "redirect_count": max(0, len(res.hops) - 1) if res else 0,
             "latency_s": round(res.seconds, 4) if res else None, "browser": res.browser if res else False,
             "method": res.hops[-1].method if res and res.hops else None,
+            "head_status": res.head.status if res and res.head else None,
+            "head_final_url": res.head.final_url if res and res.head else None,
+            "head_disagrees": res.head_disagrees if res else None,
             "has_schema_org": bool(rec and "schema.org" in rec.sources),
             "citation_doi_present": bool(rec and rec.doi == entry.doi),
             "body_has_identifier": entry.doi.encode() in body.lower() if body else False,
@@ -226,12 +244,14 @@ class DoiMonitor:
             "reason_detail": decision.reason if decision else None,
             "resolution": res.chain() if res else None,
             "warc": {"filename": warc.filename, "offset": warc.offset, "length": warc.length} if warc else None,
+            "verdict_id": verdict.verdict_id if verdict is not None else None,
         }
         record["reason"] = decision.reason if decision is not None and outcome in OBSERVED else reason
         state = await asyncio.to_thread(self.registry.record_check, entry.doi, when, outcome, record)
         self.metrics.checks.labels(outcome=outcome).inc()
         self.metrics.changes.labels(change=change).inc()
-        result = CheckResult(entry.doi, when, outcome, record["reason"], record, state, warc=warc, decision=decision)
+        result = CheckResult(entry.doi, when, outcome, record["reason"], record, state, warc=warc, decision=decision,
+                             verdict=verdict)
         if res is not None and warc is not None:
             result.event = self._event(entry, when, res, warc, record)
             if self.emit is not None:

@@ -31,6 +31,15 @@ abstract is contained (4-word shingles of the abstract in the current
 abstract and main text); each long paragraph of the baseline's main text is
 still there (a sample of its shingles in the current main text).  A PDF
 landing page is compared by checksum, then by text.
+
+The first capture of a DOI (no baseline yet) is read by :func:`first_doi`:
+it becomes the baseline only when it is fit to be one (the step's
+``unfit_reason``), is no bot challenge or cookie wall, and shows the
+registered title.  Walls are ``blocked`` and never baselines: a wall as
+baseline would make the real page, once seen, look ``replaced``.  Both
+functions run inside the one scoring step (:meth:`watcher.engine.Engine.score_next`),
+so the DOI monitor, the streaming watcher and ``compare --profile doi`` give
+the same answer for the same capture.
 """
 
 from __future__ import annotations
@@ -141,6 +150,10 @@ def decide_doi(base: Fingerprint, cur: Fingerprint, cfg: EngineConfig, expected_
                         "the browser", 0.0)
     if cur.is_empty:
         return Decision("off-topic", "gone", f"no content ({cur.error or 'empty answer'})", 1.0)
+    if cur.http_status in (404, 410) and not record_here:
+        return Decision("off-topic", "gone", f"HTTP {cur.http_status}", 1.0)
+    if cur.http_status is not None and (cur.http_status >= 500 or cur.http_status == 429) and not record_here:
+        return Decision("error", "error", f"HTTP {cur.http_status}: not observed", 0.0)
     if cur.page_kind in ERROR_KINDS and not record_here:
         return Decision("error", "error", f"server error ({cur.page_kind_evidence}): not observed", 0.0)
     if cur.page_kind in GONE_KINDS and not record_here:
@@ -215,6 +228,36 @@ def decide_doi(base: Fingerprint, cur: Fingerprint, cfg: EngineConfig, expected_
     return Decision("on-topic", "layout", "the page changed, the record did not (title, DOI, authors and abstract "
                     f"kept; main text {fmt(main_kept if main_kept is not None else 1.0)} kept)"
                     + "".join(f"; {n}" for n in notes), 0.1)
+
+
+def first_doi(fp: Fingerprint, unfit: str | None, expected_title: str | None,
+              params: DoiConfig | None = None) -> Decision:
+    """The change class of a DOI's capture when it has no baseline yet.
+
+    ``unfit`` is why the capture cannot be a baseline (``None``: it can).
+    Change ``baseline`` means it becomes the baseline; anything else leaves
+    the DOI without one, so the next capture is read as a first one again."""
+    p = params or DoiConfig()
+    if fp.page_kind == "bot-challenge":
+        return Decision("error", "blocked", f"bot challenge ({fp.page_kind_evidence}): not observed, retry through "
+                        "the browser", 0.0)
+    if fp.is_empty:
+        return Decision("off-topic", "gone", f"no content ({fp.error or 'empty answer'}); no baseline yet", 1.0)
+    shown = fp.record.title if fp.record is not None and fp.record.title else fp.title
+    sim = title_similarity(expected_title, shown) if expected_title else None
+    has_record = fp.record is not None and fp.record.has_metadata
+    wall = None if has_record and (sim is None or sim >= p.title_min_similarity) else cookie_wall(fp)
+    if wall:
+        return Decision("error", "blocked", f"cookie wall ({wall!r}): not observed, retry through the browser", 0.0)
+    if fp.http_status in (404, 410) or fp.page_kind in GONE_KINDS:
+        what = f"HTTP {fp.http_status}" if fp.http_status in (404, 410) else f"page kind {fp.page_kind}"
+        return Decision("off-topic", "gone", f"{what}; no baseline yet", 1.0)
+    if unfit is not None:
+        return Decision("error", "error", f"not fit to be a baseline ({unfit}); waiting for one", 0.0)
+    if expected_title and fp.kind != "pdf" and sim is not None and sim < p.title_min_similarity:
+        return Decision("off-topic", "replaced", f"the landing page shows {shown[:80]!r}, not the registered title "
+                        f"{expected_title[:80]!r}", 0.9)
+    return Decision("on-topic", "baseline", "first observed record: the baseline", 0.0)
 
 
 def _without_record(base: Fingerprint, cur: Fingerprint, p: DoiConfig) -> Decision:

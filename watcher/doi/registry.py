@@ -265,6 +265,13 @@ class DoiRegistry:
             ).fetchall()
         return [json.loads(r[0]) for r in rows]
 
+    @property
+    def baselines(self) -> BaselineStore:
+        """The baseline store on the same database: the watcher's state and verdicts of the DOIs' checks."""
+        if self._owner is None:
+            raise StoreError("the DOI registry was opened without its baseline store", reason="store_backend")
+        return self._owner
+
     def close(self) -> None:
         if self._owner is not None:
             self._owner.close()

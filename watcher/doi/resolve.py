@@ -10,13 +10,21 @@ hardening of that client applies here unchanged:
 2. ``GET {resolver_url}<doi>`` and every hop after it, one request at a time
    so each hop's status is kept: HTTP redirects, then ``<meta
    http-equiv=refresh>`` and JavaScript redirect pages (``location=...``);
-3. a landing page that is a script-built shell (little text, several
+3. ``HEAD`` of the landing URL the GET reached (``doi.head_check``),
+   following its redirects: its status and final URL are kept next to the
+   GET chain, and a disagreement is flagged (:func:`head_disagreement`);
+4. a landing page that is a script-built shell (little text, several
    scripts: :func:`watcher.acquire.render.wants_render`'s rule), or one that
    answered with a bot challenge the last time, is rendered by Chromium
    (``browser`` is then true).
 
-Publishers answer HEAD, GET and browsers differently, so the method of every
-hop and whether a browser was used are part of the record.  ``429`` and
+Publishers answer HEAD, GET and browsers differently (a HEAD refused with
+403 or 405 where GET gets the article, a HEAD redirected to a login or
+cookie page, a page only a browser gets past), so the method of every hop,
+the HEAD answer and whether a browser was used are part of the record.  HEAD
+is sent after GET, not before, so it never delays the observation and is
+skipped when the host asked to slow down (429/503) or the GET found nothing
+(404/410); it goes through the same guarded client and per-host politeness.  ``429`` and
 ``503`` carry ``Retry-After``: :attr:`Resolution.retry_after_s` passes it to
 the scheduler's per-host politeness.
 """
@@ -59,6 +67,40 @@ class Hop:
 
 
 @dataclass(slots=True)
+class HeadCheck:
+    """The ``HEAD`` answer for the landing URL (following redirects)."""
+
+    url: str
+    status: int | None = None
+    final_url: str | None = None
+    redirects: int = 0
+    seconds: float = 0.0
+    error: str | None = None  # the client's reason slug and message, when HEAD got no answer
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"method": "HEAD", "url": self.url, "status": self.status, "final_url": self.final_url,
+                "redirects": self.redirects, "seconds": round(self.seconds, 4), "error": self.error}
+
+
+def head_disagreement(head: HeadCheck, get_status: int | None, get_url: str | None) -> str | None:
+    """Why HEAD and GET disagree about the landing page, or None when they agree.
+
+    They disagree when one succeeds (2xx) and the other does not (HEAD 405 or
+    403 while GET got 200, or the reverse), when the status differs otherwise,
+    or when HEAD ends at another URL than GET (a redirect only HEAD gets)."""
+    if head.error is not None or head.status is None or get_status is None:
+        return None
+    h_ok, g_ok = 200 <= head.status < 300, 200 <= get_status < 300
+    if h_ok != g_ok:
+        return f"HEAD answered {head.status}, GET {get_status}"
+    if not h_ok and head.status != get_status:
+        return f"HEAD answered {head.status}, GET {get_status}"
+    if get_url and head.final_url and head.final_url.rstrip("/") != get_url.rstrip("/"):
+        return f"HEAD ends at {head.final_url[:200]}, GET at {get_url[:200]}"
+    return None
+
+
+@dataclass(slots=True)
 class Resolution:
     """What one check saw: the chain, the final answer, and its outcome."""
 
@@ -77,6 +119,8 @@ class Resolution:
     seconds: float = 0.0
     retry_after_s: float | None = None
     request_headers: dict[str, str] = field(default_factory=dict)
+    head: HeadCheck | None = None
+    head_disagrees: str | None = None
 
     @property
     def content_type(self) -> str | None:
@@ -87,7 +131,9 @@ class Resolution:
         return {"handle": {"responseCode": self.handle_code, "urls": self.handle_urls},
                 "hops": [h.as_dict() for h in self.hops], "final_url": self.final_url, "status": self.status,
                 "browser": self.browser, "method": self.hops[-1].method if self.hops else None,
-                "redirects": max(0, len(self.hops) - 1)}
+                "redirects": max(0, len(self.hops) - 1),
+                "head": self.head.as_dict() if self.head is not None else None,
+                "head_disagrees": self.head_disagrees}
 
 
 class DoiResolver:
@@ -125,6 +171,8 @@ class DoiResolver:
                 res.outcome, res.reason = "not_found", "the resolver does not know this DOI (handle responseCode 100)"
                 return res
             await self._follow(doi_url(doi, self.cfg.doi.resolver_url), res)
+            if self.cfg.doi.head_check and res.final_url and res.status not in (404, 410, 429, 503):
+                await self._head(res)
             if res.status is not None and (200 <= res.status < 300 or (use_browser and res.status in (403, 429, 503))):
                 await self._maybe_render(res, force=use_browser)
             self._classify(res, expected_url)
@@ -132,8 +180,26 @@ class DoiResolver:
             res.outcome = "timeout" if exc.reason == "timeout" else "server_error"
             res.reason = f"{exc.reason}: {exc}"
         finally:
-            res.seconds = time.perf_counter() - started
+            # the resolution's latency: the handle API, the GET chain and any rendering, not the HEAD
+            res.seconds = time.perf_counter() - started - (res.head.seconds if res.head is not None else 0.0)
         return res
+
+    async def _head(self, res: Resolution) -> None:
+        """HEAD the landing URL the GET reached (see the module docstring); never fails the check."""
+        assert res.final_url is not None
+        head = HeadCheck(res.final_url)
+        t0 = time.perf_counter()
+        try:
+            got = await self.fetcher.fetch(res.final_url, method="HEAD")
+            head.status, head.final_url, head.redirects = got.status, got.url, len(got.redirects)
+        except AcquireError as exc:
+            head.error = f"{exc.reason}: {exc}"
+            log.debug("HEAD %s: %s", res.final_url, exc)
+        head.seconds = time.perf_counter() - t0
+        res.head = head
+        res.head_disagrees = head_disagreement(head, res.status, res.final_url)
+        if res.head_disagrees:
+            log.info("DOI %s: HEAD and GET disagree: %s", res.doi, res.head_disagrees)
 
     async def _follow(self, start: str, res: Resolution) -> None:
         url, page_hops, method = start, 0, "GET"

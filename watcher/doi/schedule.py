@@ -58,28 +58,40 @@ async def run_check(doi: str) -> None:
         log.info("DOI %s is no longer watched", doi)
 
 
+PG_JOBSTORE = "postgresql+psycopg://"  # the store's database, connected with the store's own DSN
+
+
 def jobstore_url(store: StoreConfig, configured: str | None = None) -> str:
     """SQLAlchemy URL of the job store: ``doi.jobstore_url`` when set; else, with SQLite, a file beside
     the store's (``<store.path>.jobs``: APScheduler writes from the event loop, and a second writer on
     the store's own file would make it wait for the store's write lock); with PostgreSQL, the store's
-    database (a server has no single write lock)."""
+    database (a server has no single write lock): :data:`PG_JOBSTORE`, whose connections
+    :func:`jobstore_engine` opens with ``store.dsn`` as the baseline store does (a ``postgresql://`` URL
+    or a ``key=value`` DSN alike, with its options such as ``search_path``; the password never
+    enters a URL that could be logged)."""
     if configured:
         return configured
     if store.backend == "memory":
         return "sqlite://"
     if store.backend == "sqlite":
         return "sqlite:///" + str(Path(store.path).resolve()) + ".jobs"
-    dsn = store.dsn.get_secret_value() if store.dsn is not None else ""
-    for scheme in ("postgresql://", "postgres://"):
-        if dsn.startswith(scheme):
-            return "postgresql+psycopg://" + dsn[len(scheme):]
-    raise ConfigError("the DOI scheduler needs store.dsn as a postgresql:// URL", reason="store_dsn")
+    if store.dsn is None or not store.dsn.get_secret_value().strip():
+        raise ConfigError("the DOI scheduler needs store.dsn (the PostgreSQL database)", reason="store_dsn")
+    return PG_JOBSTORE
 
 
-def jobstore_engine(url: str) -> Engine:
+def jobstore_engine(url: str, store: StoreConfig | None = None) -> Engine:
     """The job store's engine.  APScheduler 3 writes a job's next run time from the event loop after
     every run, one commit per job: on SQLite those commits go to a WAL with ``synchronous=NORMAL``
-    (durable across a process crash, as the baseline store) instead of an fsync each."""
+    (durable across a process crash, as the baseline store) instead of an fsync each.  For
+    :data:`PG_JOBSTORE` the connections are psycopg's, made from ``store.dsn``."""
+    if url == PG_JOBSTORE:
+        if store is None or store.dsn is None:
+            raise ConfigError("the PostgreSQL job store needs store.dsn", reason="store_dsn")
+        import psycopg
+
+        dsn = store.dsn.get_secret_value()
+        return create_engine(url, creator=lambda: psycopg.connect(dsn), pool_pre_ping=True)
     engine = create_engine(url)
     if url.startswith("sqlite"):
         def pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -102,9 +114,9 @@ class DoiScheduler:
         self.cfg = cfg
         self.monitor = monitor
         self.scheduler = AsyncIOScheduler(
-            jobstores={"default": SQLAlchemyJobStore(engine=jobstore_engine(jobstore_url(cfg.store,
-                                                                                         cfg.doi.jobstore_url)),
-                                                     tablename="doi_jobs")},
+            jobstores={"default": SQLAlchemyJobStore(
+                engine=jobstore_engine(jobstore_url(cfg.store, cfg.doi.jobstore_url), cfg.store),
+                tablename="doi_jobs")},
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": cfg.doi.misfire_grace_s},
             timezone=UTC,
         )
@@ -137,10 +149,14 @@ class DoiScheduler:
                  "%(removed)d removed", counts)
         return counts
 
-    def start(self) -> None:
+    def start(self, paused: bool = False) -> None:
+        """Start (``paused``: load and sync the jobs but run none until :meth:`resume`)."""
         _ACTIVE["monitor"] = self.monitor
-        self.scheduler.start()
+        self.scheduler.start(paused=paused)
         self.sync()
+
+    def resume(self) -> None:
+        self.scheduler.resume()
 
     def shutdown(self) -> None:
         if self.scheduler.running:

@@ -140,9 +140,26 @@ class CaptureEvent:
         """A copy carrying the Kafka position it was consumed from."""
         return dataclasses.replace(self, topic=topic, partition=partition, offset=offset)
 
+    @property
+    def watch_history(self) -> str | None:
+        """The history a watch names (``watch.id``: the DOI monitor's ``doi:<doi>``), else None.
+
+        A DOI's landing URL can change (a platform move is one of the things
+        watched for), so its captures are one history by DOI, not by URL: the
+        monitor and the streaming watcher then score a check into one state."""
+        wid = self.watch.get("id") if self.watch is not None else None
+        return wid if isinstance(wid, str) and wid else None
+
+    @property
+    def expected_title(self) -> str | None:
+        """The registered title a DOI check carries (``extra.expected_title``)."""
+        t = self.extra.get("expected_title") if self.extra else None
+        return t if isinstance(t, str) and t else None
+
     def history_key(self, cfg: CanonicalConfig | EngineConfig | Config | None = None) -> str:
-        """Canonical URL key of this capture's history (same as the batch scanner's)."""
-        return url_key(self.url, _canonical_cfg(cfg))
+        """Key of this capture's history: the watch's (:attr:`watch_history`), else the canonical URL key
+        (same as the batch scanner's)."""
+        return self.watch_history or url_key(self.url, _canonical_cfg(cfg))
 
     def to_driftline(self) -> dict[str, Any]:
         """This event as driftline event JSON (``event.schema.json``), e.g. for the DOI scheduler.
@@ -212,4 +229,7 @@ class CaptureEvent:
             redirects=redirects,
             seed=self.seed,
             job=self.job,
+            history=self.watch_history,
+            doi=self.doi,
+            expected_title=self.expected_title,
         )
