@@ -4,6 +4,8 @@ real component: Kafka broker, browser, PostgreSQL) and are registered here."""
 from __future__ import annotations
 
 import socket
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -42,6 +44,17 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def http_status(url: str) -> int | None:
+    """The HTTP status ``url`` answers with, or ``None`` when nothing answers."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            return int(resp.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+    except OSError:
+        return None
 
 
 @pytest.fixture

@@ -32,6 +32,7 @@ import pytest
 from aiokafka import AIOKafkaProducer
 
 from consumers.client import client_options, produce, read_topic
+from tests.conftest import free_port
 from watcher.broker import broker_reachable, ensure_topics, tansu_binary
 from watcher.config import Config, KafkaConfig, load_config
 from watcher.errors import ConfigError
@@ -41,12 +42,6 @@ STUNNEL = shutil.which("stunnel4") or shutil.which("stunnel")
 OPENSSL = shutil.which("openssl")
 needs_tls_tools = pytest.mark.skipif(STUNNEL is None or OPENSSL is None,
                                      reason="needs stunnel4 and openssl (apt-get install stunnel4 openssl)")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _wait_port(port: int, timeout_s: float = 15.0) -> None:
@@ -95,7 +90,7 @@ def tls_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsBroker]:
     ca = make_ca(d, "test-ca")
     wrong_ca, _ = make_ca(d, "other-ca")
     cert, key = make_server_cert(d, ca)
-    plain, tls = _free_port(), _free_port()
+    plain, tls = free_port(), free_port()
     conf = d / "stunnel.conf"
     conf.write_text(f"foreground = yes\npid =\noutput = {d / 'stunnel.log'}\n\n[kafka]\n"
                     f"accept = 127.0.0.1:{tls}\nconnect = 127.0.0.1:{plain}\ncert = {cert}\nkey = {key}\n")
@@ -152,7 +147,7 @@ async def test_wrong_ca_and_plaintext_are_refused(tls_broker: TlsBroker) -> None
 @pytest.fixture
 def auth_broker(tmp_path: Path) -> Iterator[str]:
     """Tansu with ``--authentication``: every client must authenticate with SASL."""
-    port = _free_port()
+    port = free_port()
     with open(tmp_path / "tansu.log", "wb") as log:
         proc = subprocess.Popen(
             [str(tansu_binary()), "broker", "--authentication", "--listener-url", f"tcp://127.0.0.1:{port}",

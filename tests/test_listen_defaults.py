@@ -14,38 +14,20 @@ from __future__ import annotations
 import ipaddress
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.conftest import free_port, http_status
 from watcher.config import DEFAULT_CONFIG, DoiConfig, MetricsConfig
 
 REPO = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="needs Linux /proc")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _status(url: str) -> int | None:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as resp:
-            return int(resp.status)
-    except urllib.error.HTTPError as exc:
-        return int(exc.code)
-    except OSError:
-        return None
 
 
 def _tree(root: int) -> set[int]:
@@ -130,7 +112,7 @@ def test_shipped_defaults_name_loopback() -> None:
 
 @pytest.mark.kafka  # starts the embedded Tansu broker
 def test_run_with_the_shipped_config_listens_on_loopback_only(tmp_path: Path) -> None:
-    metrics_port, broker_port = _free_port(), _free_port()
+    metrics_port, broker_port = free_port(), free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("DRIFTLINE")}
     env.update({
         "PYTHONPATH": str(REPO),
@@ -145,7 +127,7 @@ def test_run_with_the_shipped_config_listens_on_loopback_only(tmp_path: Path) ->
                             stderr=err, env=env)
     try:
         deadline = time.monotonic() + 60
-        while _status(f"http://127.0.0.1:{metrics_port}/readyz") != 200:  # broker up, consumers joined
+        while http_status(f"http://127.0.0.1:{metrics_port}/readyz") != 200:  # broker up, consumers joined
             assert proc.poll() is None, (tmp_path / "stderr.txt").read_text()[-3000:]
             assert time.monotonic() < deadline, "never ready"
             time.sleep(0.3)

@@ -14,33 +14,16 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from consumers.publisher import Publisher
+from tests.conftest import free_port, http_status
 from watcher.broker import EmbeddedBroker
 from watcher.config import KafkaConfig
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _status(url: str) -> int | None:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as resp:
-            return int(resp.status)
-    except urllib.error.HTTPError as exc:
-        return int(exc.code)
-    except OSError:
-        return None
 
 
 def _run_env(tmp_path: Path, bootstrap: str, metrics_port: int) -> dict[str, str]:
@@ -67,7 +50,7 @@ def test_run_with_the_metrics_port_taken_says_which_in_one_line(tmp_path: Path) 
         taken.listen()
         port = taken.getsockname()[1]
         done = subprocess.run([sys.executable, "-m", "watcher.cli", "run"], cwd=tmp_path, capture_output=True,
-                              text=True, timeout=60, env=_run_env(tmp_path, f"127.0.0.1:{_free_port()}", port))
+                              text=True, timeout=60, env=_run_env(tmp_path, f"127.0.0.1:{free_port()}", port))
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
@@ -77,7 +60,7 @@ def test_run_with_the_metrics_port_taken_says_which_in_one_line(tmp_path: Path) 
 
 
 async def test_run_stays_up_unready_until_kafka_answers_then_becomes_ready(tmp_path: Path) -> None:
-    kafka_port, metrics_port = _free_port(), _free_port()
+    kafka_port, metrics_port = free_port(), free_port()
     base = f"http://127.0.0.1:{metrics_port}"
     err = (tmp_path / "stderr.txt").open("w+")
     proc = subprocess.Popen([sys.executable, "-m", "watcher.cli", "run"], cwd=tmp_path, stdout=subprocess.DEVNULL,
@@ -85,21 +68,21 @@ async def test_run_stays_up_unready_until_kafka_answers_then_becomes_ready(tmp_p
     broker: EmbeddedBroker | None = None
     try:
         deadline = time.monotonic() + 30
-        while _status(f"{base}/healthz") != 200:
+        while http_status(f"{base}/healthz") != 200:
             assert proc.poll() is None, (tmp_path / "stderr.txt").read_text()
             assert time.monotonic() < deadline, "healthz never came up"
             time.sleep(0.2)
-        assert _status(f"{base}/readyz") == 503
+        assert http_status(f"{base}/readyz") == 503
         time.sleep(4.0)  # several attempts, the process must stay up
         assert proc.poll() is None
-        assert _status(f"{base}/healthz") == 200 and _status(f"{base}/readyz") == 503
+        assert http_status(f"{base}/healthz") == 200 and http_status(f"{base}/readyz") == 503
         attempts = (tmp_path / "stderr.txt").read_text().count("does not answer (attempt")
         assert 3 <= attempts <= 8, attempts  # backoff 0.5, 1, 1, 1 ...: one line per attempt, not a flood
 
         broker = EmbeddedBroker(kafka_port, log_path=tmp_path / "tansu.log")
         await broker.start()
         deadline = time.monotonic() + 60
-        while _status(f"{base}/readyz") != 200:
+        while http_status(f"{base}/readyz") != 200:
             assert proc.poll() is None, (tmp_path / "stderr.txt").read_text()
             assert time.monotonic() < deadline, "never became ready after the broker came up"
             time.sleep(0.5)
@@ -118,12 +101,12 @@ async def test_run_stays_up_unready_until_kafka_answers_then_becomes_ready(tmp_p
 
 
 def test_run_stopped_while_waiting_for_kafka_exits_cleanly(tmp_path: Path) -> None:
-    metrics_port = _free_port()
+    metrics_port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "watcher.cli", "run"], cwd=tmp_path, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True,
-                            env=_run_env(tmp_path, f"127.0.0.1:{_free_port()}", metrics_port))
+                            env=_run_env(tmp_path, f"127.0.0.1:{free_port()}", metrics_port))
     deadline = time.monotonic() + 30
-    while _status(f"http://127.0.0.1:{metrics_port}/healthz") != 200:
+    while http_status(f"http://127.0.0.1:{metrics_port}/healthz") != 200:
         assert time.monotonic() < deadline and proc.poll() is None
         time.sleep(0.2)
     proc.send_signal(signal.SIGTERM)
@@ -149,7 +132,7 @@ async def test_producer_capability_probed_without_an_error_line(kafka_broker: Em
 
 def _demo_env(tmp: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DRIFTLINE")}
-    env.update({"PYTHONPATH": str(REPO), "TMPDIR": str(tmp), "DRIFTLINE__METRICS__PORT": str(_free_port())})
+    env.update({"PYTHONPATH": str(REPO), "TMPDIR": str(tmp), "DRIFTLINE__METRICS__PORT": str(free_port())})
     return env
 
 
@@ -180,7 +163,7 @@ def test_run_with_the_embedded_broker_port_taken_says_which_in_one_line(tmp_path
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        env = _run_env(tmp_path, "", _free_port())
+        env = _run_env(tmp_path, "", free_port())
         del env["DRIFTLINE__KAFKA__BOOTSTRAP_SERVERS"], env["DRIFTLINE__KAFKA__EMBEDDED_BROKER"]
         env["DRIFTLINE__KAFKA__EMBEDDED_PORT"] = str(port)
         done = subprocess.run([sys.executable, "-m", "watcher.cli", "run"], cwd=tmp_path, capture_output=True,
@@ -193,16 +176,16 @@ def test_run_with_the_embedded_broker_port_taken_says_which_in_one_line(tmp_path
 
 
 def test_a_normal_start_on_the_embedded_broker_logs_no_error(tmp_path: Path) -> None:
-    metrics_port = _free_port()
+    metrics_port = free_port()
     env = _run_env(tmp_path, "", metrics_port)
     del env["DRIFTLINE__KAFKA__BOOTSTRAP_SERVERS"], env["DRIFTLINE__KAFKA__EMBEDDED_BROKER"]
-    env["DRIFTLINE__KAFKA__EMBEDDED_PORT"] = str(_free_port())
+    env["DRIFTLINE__KAFKA__EMBEDDED_PORT"] = str(free_port())
     err = (tmp_path / "stderr.txt").open("w+")
     proc = subprocess.Popen([sys.executable, "-m", "watcher.cli", "run"], cwd=tmp_path, stdout=subprocess.DEVNULL,
                             stderr=err, env=env)
     try:
         deadline = time.monotonic() + 90
-        while _status(f"http://127.0.0.1:{metrics_port}/readyz") != 200:
+        while http_status(f"http://127.0.0.1:{metrics_port}/readyz") != 200:
             assert proc.poll() is None, (tmp_path / "stderr.txt").read_text()
             assert time.monotonic() < deadline, (tmp_path / "stderr.txt").read_text()
             time.sleep(0.5)

@@ -9,7 +9,6 @@ captures everything it says, and searches it for the secret values.
 from __future__ import annotations
 
 import logging
-import socket
 import traceback
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 
 from consumers.app import ConsumerApp
 from consumers.client import produce, read_topic
+from tests.conftest import free_port
 from tests.fixtures.kafka import KafkaNames, heritrix_message, stream_config
 from watcher.broker import EmbeddedBroker
 from watcher.config import Config, StoreConfig, load_config
@@ -29,12 +29,6 @@ SASL_PW = "SaslPw-77ab20"
 KEY_PW = "KeyPw-41d0aa"
 HERITRIX_PW = "HeritrixPw-5e5e"
 SECRETS = (DSN_PW, SASL_PW, KEY_PW, HERITRIX_PW)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def assert_clean(*texts: str) -> None:
@@ -75,7 +69,7 @@ def test_config_errors_and_reprs_never_show_secrets(tmp_path: Path) -> None:
 def test_store_errors_never_show_the_dsn_password(caplog: pytest.LogCaptureFixture) -> None:
     pytest.importorskip("psycopg")
     caplog.set_level(logging.DEBUG)
-    unreachable = f"postgresql://driftline:{DSN_PW}@127.0.0.1:{_free_port()}/driftline?connect_timeout=2"
+    unreachable = f"postgresql://driftline:{DSN_PW}@127.0.0.1:{free_port()}/driftline?connect_timeout=2"
     malformed = f"host=127.0.0.1 password={DSN_PW} port"
     texts: list[str] = []
     for dsn in (unreachable, malformed):
