@@ -164,7 +164,8 @@ async def main(args: argparse.Namespace) -> None:
                 t0 = time.perf_counter()
                 sched.start()
                 await asyncio.sleep(args.seconds)
-                sched.shutdown()
+                sched.scheduler.pause()  # no new check; those under way finish, and count with their time
+                await sched.stop()
                 dt = time.perf_counter() - t0
                 await asyncio.sleep(2.0)
                 rows = _all_checks(mon)

@@ -94,7 +94,9 @@ async def _scheduled(cfg: Config, monitor: DoiMonitor, stop: asyncio.Event) -> N
                 except TimeoutError:
                     await asyncio.to_thread(sched.sync)  # DOIs added or removed by the CLI meanwhile
     finally:
-        sched.shutdown()
+        cut = await sched.stop()
+        if cut:
+            log.warning("%d DOI checks were cut short by the shutdown; they run at their next run time", cut)
 
 
 def _stop_on_signals() -> asyncio.Event:

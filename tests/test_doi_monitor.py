@@ -9,6 +9,7 @@ import asyncio
 import itertools
 import json
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -169,6 +170,42 @@ async def test_invalid_doi_is_an_outcome(tmp_path: Path) -> None:
         async with open_monitor(cfg) as mon:
             r = await mon.check(DoiEntry("not-a-doi"))
             assert r.outcome == "invalid_doi" and r.state is not None and r.state.failures == 1
+
+
+async def test_stop_lets_checks_under_way_finish_and_cuts_short_without_a_traceback(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A shutdown must not lose the check under way (the job store already holds the next run):
+    stop() waits for it; past its drain time it cuts it short with a warning, not an ERROR."""
+    import logging
+
+    from watcher.doi.schedule import DoiScheduler
+
+    a = dp.article(91)
+    async with landscape() as land:
+        land.pages["10.5555/slow"] = Page(dp.highwire(replace(a, doi="10.5555/slow"), 0), delay_s=1.5)
+        cfg = load_config(overrides=doi_config(land, tmp_path))
+        async with open_monitor(cfg) as mon:
+            mon.registry.add([DoiEntry("10.5555/slow", a.title, interval_s=3600)])
+            for drain_s, cut_expected in ((10.0, 0), (0.2, 1)):
+                sched = DoiScheduler(cfg, mon)
+                sched.start()
+                for job in sched.scheduler.get_jobs():
+                    job.modify(next_run_time=datetime.now(UTC))  # due now
+                before = land.hits.get("10.5555/slow", 0)
+                while land.hits.get("10.5555/slow", 0) == before:  # the GET is under way
+                    await asyncio.sleep(0.05)
+                caplog.clear()
+                with caplog.at_level(logging.INFO):
+                    cut = await sched.stop(drain_s)
+                assert cut == cut_expected
+                assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+                checks = mon.registry.checks("10.5555/slow")
+                if cut_expected == 0:
+                    assert checks and checks[-1]["outcome"] == "resolved"  # it finished and was recorded
+                    recorded = len(checks)
+                else:
+                    assert "cut short by shutdown" in caplog.text
+                    assert len(checks) == recorded  # the cut check left no half record
 
 
 @pytest.mark.kafka

@@ -47,13 +47,28 @@ JOB_PREFIX = "doi:"
 _ACTIVE: dict[str, DoiMonitor] = {}
 
 
+_INFLIGHT: set[asyncio.Task[Any]] = set()
+
+
 async def run_check(doi: str) -> None:
     """The job function of every DOI job (referenced by name from the job store)."""
     monitor = _ACTIVE.get("monitor")
     if monitor is None:
         log.warning("DOI %s fell due with no monitor running", doi)
         return
-    result = await monitor.check_doi(doi)
+    task = asyncio.current_task()
+    if task is not None:
+        _INFLIGHT.add(task)
+    try:
+        result = await monitor.check_doi(doi)
+    except asyncio.CancelledError:
+        # Only a shutdown that outlived its drain time cancels a check (DoiScheduler.stop); the job store
+        # already holds the next run, so the DOI is checked then.  Not an error: no traceback.
+        log.warning("check of DOI %s cut short by shutdown; it runs again at its next run time", doi)
+        return
+    finally:
+        if task is not None:
+            _INFLIGHT.discard(task)
     if result is None:
         log.info("DOI %s is no longer watched", doi)
 
@@ -158,7 +173,29 @@ class DoiScheduler:
     def resume(self) -> None:
         self.scheduler.resume()
 
+    async def stop(self, drain_s: float | None = None) -> int:
+        """Stop without losing the checks under way: no new check starts, those running may finish
+        for ``drain_s`` (default: one check's time budget, ``doi.timeout_s`` per attempt with its
+        retries and backoff), then the scheduler shuts down.  Returns how many were cut short."""
+        if drain_s is None:
+            d = self.cfg.doi
+            drain_s = d.timeout_s * (d.retries + 1) + d.backoff_s * (2 ** d.retries)
+        if self.scheduler.running:
+            self.scheduler.pause()
+        pending = [t for t in _INFLIGHT if not t.done()]
+        still: set[asyncio.Task[Any]] = set()
+        if pending:
+            log.info("waiting up to %.0f s for %d DOI checks under way", drain_s, len(pending))
+            _, still = await asyncio.wait(pending, timeout=drain_s)
+        self.shutdown()
+        for task in still:  # the executor's shutdown cancels them too; here it is not left to chance
+            task.cancel()
+        if still:
+            await asyncio.wait(still, timeout=5.0)  # let them unwind (close connections, log) before returning
+        return len(still)
+
     def shutdown(self) -> None:
+        """Stop at once: checks under way are cancelled (see :meth:`stop`)."""
         if self.scheduler.running:
             self.scheduler.shutdown(wait=False)
         if _ACTIVE.get("monitor") is self.monitor:
