@@ -286,3 +286,20 @@ def test_captures_scored_before_any_baseline_are_rescored_when_an_earlier_one_ar
         late = w.handle(dataclasses.replace(caps[0], history="k"))
     assert [(v.status, v.change) for v in late.corrections] == [(batch[1].status, batch[1].change)]
     assert batch[1].status == "off-topic"
+
+
+def test_a_capture_without_a_title_is_no_evidence_of_a_lost_identity() -> None:
+    """Frames, script-built pages and bot walls often have no <title>: the identity check needs a
+    title on both sides (on the gold data it flagged three on-topic captures and caught none)."""
+    base = textgen.html(textgen.document(["law", "river"], 250, 1), "Riverside Rights Project")
+    other_text = textgen.document(["music", "garden"], 250, 9)
+    eng = Engine(EngineConfig())
+    titled = eng.scan_history("k", [cap(0, base), cap(1, textgen.html(other_text, "Garden Music Weekly"))])
+    untitled = eng.scan_history("k", [cap(0, base), cap(1, textgen.html(other_text, ""))])
+    assert "identity" in titled.verdicts[1].checks
+    assert "identity" not in untitled.verdicts[1].checks and "identity" not in untitled.verdicts[1].reason
+    # the same holds for a deep page's subject: no title, no "page replaced" from the title
+    deep = "http://example.org/news/2013/01/live-blog-protests.html"
+    page = eng.scan_history("k", [cap(0, base, url=deep), cap(1, textgen.html(other_text, ""), url=deep)])
+    assert "replaced" not in page.verdicts[1].checks
+    assert title_subject("Live: protests | Ahram Online", "") is None

@@ -95,8 +95,8 @@ def title_subject(base: str, cur: str) -> float | None:
     """Similarity of the titles' own words: the segments the two titles share
     (a site's name, "Home") are set aside, so "Live blog: protests | Ahram
     Online" against "Syria talks | Ahram Online" compares the subjects only."""
-    if not base.strip():
-        return None
+    if not base.strip() or not cur.strip():
+        return None  # no title on one side: no evidence either way
     from rapidfuzz.fuzz import token_set_ratio
 
     bs = [s.strip().lower() for s in _TITLE_SEP.split(base) if s.strip()]
@@ -137,8 +137,10 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
     checks: list[str] = []
     cos = _sim(results, "cosine", base, cur)
     title = _sim(results, "title", base, cur)
+    # A capture without a title is no evidence that the name was lost (frames, script-built pages,
+    # bot walls without a <title>): the identity check needs a title on both sides.
     if cfg.site_identity and cur.kind != "binary" and title is not None and cos is not None \
-            and title < IDENTITY_TITLE and cos < IDENTITY_COSINE:
+            and cur.title.strip() and title < IDENTITY_TITLE and cos < IDENTITY_COSINE:
         checks.append("identity")
         reasons.append(f"site identity lost: title similarity {fmt(title)} < {fmt(IDENTITY_TITLE)} and cosine "
                        f"{fmt_vs(cos, IDENTITY_COSINE)} < {fmt(IDENTITY_COSINE)}")
