@@ -100,7 +100,7 @@ def _corpus(tmp_path: Path) -> tuple[list[Kind], list[WarcRef], Path]:
     refs = write_warc(warcs / "CORPUS-00001.warc.gz", caps)
     by = dict(zip(special, refs, strict=False))
     other = refs[-1]
-    goods_caps = [(f"http://good{i}.example.org/", TS, page_html(i)) for i in range(120)]
+    goods_caps = [(f"http://good{i}.example.org/", TS, page_html(i)) for i in range(128)]
     goods = write_warc(warcs / "GOOD-00001.warc.gz", goods_caps)
     size = (warcs / "CORPUS-00001.warc.gz").stat().st_size
     any_ref = by["bad_base"]
@@ -258,6 +258,8 @@ def _corpus(tmp_path: Path) -> tuple[list[Kind], list[WarcRef], Path]:
         Kind("driftline url a number", _driftline(7), "dead:bad_url"),  # type: ignore[arg-type]
         Kind("driftline watch of the wrong type", _driftline("http://a.example.org/", watch="yes"),
              "dead:invalid_field"),
+        Kind("driftline watch id of 10,000 characters (a store key)",
+             _driftline("http://a.example.org/", watch={"id": "w" * 10_000}), "dead:invalid_field"),
         Kind("driftline with no source of bytes", _driftline("http://nosource.example.org/"), "dead:no_source"),
         Kind("driftline 900 kB inline page", _driftline("http://bigpage.example.org/", content="<p>w</p>" * 110_000),
              "dead:too_large", url="http://bigpage.example.org/"),
