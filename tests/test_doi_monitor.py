@@ -26,6 +26,14 @@ from watcher.doi.status import serve_status, status_rows
 from watcher.events.driftline import parse_driftline
 
 
+class _Events(list[dict[str, Any]]):
+    """The capture events a monitor emits (its ``emit`` callback), in order."""
+
+    async def emit(self, kind: str, msg: dict[str, Any]) -> None:
+        if kind == "event":
+            self.append(msg)
+
+
 def _read_warc(path: Path, offset: int) -> tuple[str, bytes, str | None]:
     with open(path, "rb") as fh:
         fh.seek(offset)
@@ -366,13 +374,8 @@ async def test_status_change_is_the_watchers_verdict_with_one_baseline_per_doi(t
             doi["owner"]: Page(dp.ojs(arts["owner"], 0)),
         })
         cfg = load_config(overrides=doi_config(land, tmp_path))
-        events: list[dict[str, Any]] = []
-
-        async def emit(kind: str, msg: dict[str, Any]) -> None:
-            if kind == "event":
-                events.append(msg)
-
-        async with open_monitor(cfg, emit) as mon:
+        events = _Events()
+        async with open_monitor(cfg, events.emit) as mon:
             mon.registry.add([DoiEntry(d, arts[n].title) for n, d in doi.items()])
             results = list(await check_all(mon))
             first = {r.doi: r for r in results}
@@ -449,13 +452,8 @@ async def test_streaming_watcher_publishes_the_monitors_verdicts_without_rescori
                            doi["owner"]: Page(dp.ojs(arts["owner"], 0))})
         overlay = doi_config(land, tmp_path, events_topic=topic)
         cfg = load_config(overrides=overlay)
-        events: list[dict[str, Any]] = []
-
-        async def emit(kind: str, msg: dict[str, Any]) -> None:
-            if kind == "event":
-                events.append(msg)
-
-        async with open_monitor(cfg, emit) as mon:
+        events = _Events()
+        async with open_monitor(cfg, events.emit) as mon:
             mon.registry.add([DoiEntry(d, arts[n].title) for n, d in doi.items()])
             results = list(await check_all(mon))
             land.pages[doi["para"]] = Page(dp.atypon(dp.replace_paragraph(arts["para"], 1), 0))
