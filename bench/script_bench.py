@@ -96,7 +96,7 @@ def old_terms(tokens: Sequence[str], code: str | None) -> list[str]:
     return [t for t in tokens if t not in stops and (len(t) > 1 or _OLD_NO_SPACE.match(t)) and not _DIGITS.match(t)]
 
 
-def retokenise(fp: Fingerprint, how: str, shingle_size: int) -> Fingerprint:
+def retokenise(fp: Fingerprint, how: str, tokens: TokenConfig) -> Fingerprint:
     """``fp`` with terms and shingles from tokeniser ``how`` (before/after)."""
     text = fp.text or ""
     if how == "before":
@@ -104,14 +104,11 @@ def retokenise(fp: Fingerprint, how: str, shingle_size: int) -> Fingerprint:
         terms = old_terms(toks, fp.language)
     else:
         toks = words(text, fp.language)
-        terms = terms_of(toks, fp.language, stop=True, stem=False, stop_max=TOKENS.stop_words_max)
-    hashes = shingle_hashes(toks, shingle_size)
-    return replace(fp, term_freqs=top_terms(Counter(terms), TOKENS.max_terms),
+        terms = terms_of(toks, fp.language, stop=True, stem=False, stop_max=tokens.stop_words_max)
+    hashes = shingle_hashes(toks, tokens.shingle_size)
+    return replace(fp, term_freqs=top_terms(Counter(terms), tokens.max_terms),
                    shingles=frozenset(int(h) for h in hashes),
                    shingle_count=len(hashes))
-
-
-TOKENS = TokenConfig()  # the engine's token settings, set by main()
 
 
 # -- pairs -------------------------------------------------------------------
@@ -195,10 +192,10 @@ def _fmt(xs: list[float], agg: Callable[[list[float]], float], digits: int = 3) 
     return f"{statistics.fmean(xs):.{digits}f}/{agg(xs):.{digits}f}" if xs else "-"
 
 
-def table(pairs: Sequence[Pair], how: str, shingle_size: int) -> str:
+def table(pairs: Sequence[Pair], how: str, tokens: TokenConfig) -> str:
     rows: dict[tuple[str, str], dict[str, list[tuple[float, float, float]]]] = defaultdict(lambda: defaultdict(list))
     for source, kind, code, b, c in pairs:
-        s = score(retokenise(b, how, shingle_size), retokenise(c, how, shingle_size))
+        s = score(retokenise(b, how, tokens), retokenise(c, how, tokens))
         rows[(code, source)][kind].append(s)
     out = [f"tokeniser: {how}  (mean/min over versions, mean/max over different articles)", "",
            "| lang | source | n ver | cosine ver | containment ver | tfint ver | n diff | cosine diff "
@@ -227,8 +224,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     cfg = load_config().engine
     # retokenise() reads the extracted text, which the engine keeps only when asked.
     cfg = cfg.model_copy(update={"tokens": cfg.tokens.model_copy(update={"keep_text": True})})
-    global TOKENS
-    TOKENS = cfg.tokens
     if args.main_content:
         cfg = cfg.model_copy(update={"extract": cfg.extract.model_copy(update={"main_content": True})})
     eng = Engine(cfg)
@@ -245,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 tf.extractall(tmp, filter="data")
             pairs += gold_pairs(Path(tmp) / "goldstandard-1068", eng, args.gold_max)
     for how in ("before", "after"):
-        print(table(pairs, how, cfg.tokens.shingle_size))
+        print(table(pairs, how, cfg.tokens))
         print()
     return 0
 

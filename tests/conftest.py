@@ -4,9 +4,11 @@ real component: Kafka broker, browser, PostgreSQL) and are registered here."""
 from __future__ import annotations
 
 import socket
+import subprocess
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,6 +46,16 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def stop_process(proc: subprocess.Popen[Any], timeout_s: float = 5.0) -> None:
+    """Terminate ``proc`` and wait for it; kill it when it does not exit within ``timeout_s``."""
+    proc.terminate()
+    try:
+        proc.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def http_status(url: str) -> int | None:

@@ -26,6 +26,8 @@ import random
 import zlib
 from dataclasses import dataclass, replace
 
+from tests.pdfgen import assemble_pdf
+
 
 def _w(text: str) -> list[str]:
     return text.split()
@@ -388,16 +390,7 @@ def pdf_bytes(lines: list[str]) -> bytes:
             b"/Contents 5 0 R >>",
             b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
             b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream"]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, o in enumerate(objs, 1):
-        offsets.append(len(out))
-        out += f"{i} 0 obj\n".encode() + o + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objs) + 1}\n0000000000 65535 f \n".encode()
-    out += b"".join(f"{off:010d} 00000 n \n".encode() for off in offsets)
-    out += f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return bytes(out)
+    return assemble_pdf(objs)
 
 
 def article_pdf(a: Article, revision: int = 0) -> bytes:

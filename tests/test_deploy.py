@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import free_port
+from tests.conftest import free_port, stop_process
 from watcher.config import env_overrides, load_config
 
 DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
@@ -494,11 +494,6 @@ def test_prometheus_scrapes_driftline_metrics_and_loads_rules(tmp_path: Path) ->
         names = {r["name"] for g in groups for r in g["rules"]}
         assert "DriftlineDeadLetters" in names and "driftline:off_topic_share:ratio15m" in names
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, 15)
         server.shutdown()
         thread.join(timeout=5)

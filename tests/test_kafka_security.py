@@ -32,7 +32,7 @@ import pytest
 from aiokafka import AIOKafkaProducer
 
 from consumers.client import client_options, produce, read_topic
-from tests.conftest import free_port
+from tests.conftest import free_port, stop_process
 from watcher.broker import broker_reachable, ensure_topics, tansu_binary
 from watcher.config import Config, KafkaConfig, load_config
 from watcher.errors import ConfigError
@@ -108,12 +108,7 @@ def tls_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsBroker]:
         yield TlsBroker(f"localhost:{tls}", ca[0], wrong_ca)
     finally:
         for proc in (broker, stunnel):
-            proc.terminate()
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_process(proc)
 
 
 def kcfg(bootstrap: str, **kw: object) -> KafkaConfig:
@@ -157,12 +152,7 @@ def auth_broker(tmp_path: Path) -> Iterator[str]:
         _wait_port(port)
         yield f"127.0.0.1:{port}"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
 
 
 @pytest.mark.parametrize("mechanism", ["SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN"])

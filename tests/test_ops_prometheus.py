@@ -30,7 +30,7 @@ import yaml
 
 from consumers.app import ConsumerApp
 from consumers.client import produce, read_topic
-from tests.conftest import free_port
+from tests.conftest import free_port, stop_process
 from tests.fixtures.kafka import KafkaNames, heritrix_message, page_html, stream_config, write_warc
 from watcher.broker import EmbeddedBroker
 
@@ -224,9 +224,4 @@ async def test_every_rule_and_panel_expression_returns_data(
             assert not missing, "no data after the rebalance:\n" + "\n".join(missing)
             assert a.scorer is not None and len(a.scorer.assignment()) == partitions
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, 15)

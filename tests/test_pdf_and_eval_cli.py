@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.pdfgen import assemble_pdf
 from watcher.cli import main
 from watcher.config import EngineConfig
 from watcher.engine import Engine
@@ -24,17 +25,7 @@ def make_pdf(text: str) -> bytes:
         b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, body in enumerate(objs, 1):
-        offsets.append(len(out))
-        out += f"{i} 0 obj\n".encode() + body + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objs) + 1}\n0000000000 65535 f \n".encode()
-    for off in offsets:
-        out += f"{off:010d} 00000 n \n".encode()
-    out += f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return bytes(out)
+    return assemble_pdf(objs)
 
 
 def test_pdf_text_and_checksum() -> None:

@@ -6,6 +6,7 @@ import resource
 import zlib
 from datetime import UTC, datetime
 
+from tests.pdfgen import assemble_pdf
 from watcher.config import EngineConfig
 from watcher.engine import Engine
 from watcher.model import Capture
@@ -26,17 +27,7 @@ def pdf_with_pages(streams: list[bytes]) -> bytes:
         objs.append(b"<< /Length " + str(len(data)).encode() + b" /Filter /FlateDecode >>\nstream\n" + data
                     + b"\nendstream")
     objs.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, body in enumerate(objs, 1):
-        offsets.append(len(out))
-        out += f"{i} 0 obj\n".encode() + body + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objs) + 1}\n0000000000 65535 f \n".encode()
-    for off in offsets:
-        out += f"{off:010d} 00000 n \n".encode()
-    out += f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return bytes(out)
+    return assemble_pdf(objs)
 
 
 def flate_bomb(mib: int) -> bytes:

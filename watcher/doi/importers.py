@@ -110,6 +110,13 @@ def _session(cfg: DoiConfig) -> aiohttp.ClientSession:
     )
 
 
+def _cap(page: ImportPage, seen: int, max_records: int) -> int:
+    """Cut ``page`` so an import stops at ``max_records`` (0: no limit); returns the entries it keeps."""
+    if max_records and seen + len(page.entries) > max_records:
+        page.entries = page.entries[: max(0, max_records - seen)]
+    return len(page.entries)
+
+
 def _entry(doi: Any, title: Any, url: Any, source: str, tags: tuple[str, ...]) -> DoiEntry:
     if not isinstance(doi, str):
         raise DoiError("record has no DOI")
@@ -164,9 +171,7 @@ async def crossref_pages(cfg: DoiConfig, *, prefix: str | None = None, member: s
                     page.entries.append(_entry(item.get("DOI"), title, primary, source, tags))
                 except DoiError as exc:
                     page.problems.append(ListProblem(i, str(item)[:200], f"page {number} record {i}: {exc}"))
-            if cfg.import_max_records and seen + len(page.entries) > cfg.import_max_records:
-                page.entries = page.entries[: max(0, cfg.import_max_records - seen)]
-            seen += len(page.entries)
+            seen += _cap(page, seen, cfg.import_max_records)
             if items:
                 yield page
             nxt = msg.get("next-cursor")
@@ -215,9 +220,7 @@ async def datacite_pages(cfg: DoiConfig, *, prefix: str | None = None, client_id
                                                tags))
                 except (DoiError, AttributeError) as exc:
                     page.problems.append(ListProblem(i, str(item)[:200], f"page {number} record {i}: {exc}"))
-            if cfg.import_max_records and seen + len(page.entries) > cfg.import_max_records:
-                page.entries = page.entries[: max(0, cfg.import_max_records - seen)]
-            seen += len(page.entries)
+            seen += _cap(page, seen, cfg.import_max_records)
             if data:
                 yield page
             links = doc.get("links") if isinstance(doc.get("links"), dict) else {}

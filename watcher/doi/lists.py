@@ -113,14 +113,19 @@ def parse_list(text: str, source: str = "list") -> ParsedList:
     if not lines:
         return out
     by_doi: dict[str, DoiEntry] = {}
+
+    def add(n: int, ln: str, cells: dict[str, str]) -> None:
+        """Keep the line's entry (a later line for the same DOI wins), or report why it is skipped."""
+        try:
+            e = _entry(cells, source)
+        except DoiError as exc:
+            out.problems.append(ListProblem(n, ln, str(exc)))
+            return
+        by_doi[e.doi] = e
+
     if not any(_is_tabular(ln) for _, ln in lines[:20]):
         for n, ln in lines:
-            try:
-                e = _entry({"doi": ln}, source)
-            except DoiError as exc:
-                out.problems.append(ListProblem(n, ln, str(exc)))
-                continue
-            by_doi[e.doi] = e
+            add(n, ln, {"doi": ln})
         out.entries = list(by_doi.values())
         return out
     first = lines[0][1]
@@ -140,12 +145,7 @@ def parse_list(text: str, source: str = "list") -> ParsedList:
         if len(row) > len(header) and any(c.strip() for c in row[len(header):]):
             out.problems.append(ListProblem(n, ln, f"{len(row)} columns, expected at most {len(header)}"))
             continue
-        try:
-            e = _entry(cells, source)
-        except DoiError as exc:
-            out.problems.append(ListProblem(n, ln, str(exc)))
-            continue
-        by_doi[e.doi] = e
+        add(n, ln, cells)
     out.entries = list(by_doi.values())
     return out
 
