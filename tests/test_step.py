@@ -303,3 +303,18 @@ def test_a_capture_without_a_title_is_no_evidence_of_a_lost_identity() -> None:
     page = eng.scan_history("k", [cap(0, base, url=deep), cap(1, textgen.html(other_text, ""), url=deep)])
     assert "replaced" not in page.verdicts[1].checks
     assert title_subject("Live: protests | Ahram Online", "") is None
+
+
+def test_the_scholarly_record_is_read_only_for_the_doi_profile() -> None:
+    """A fifth of a fingerprint's cost, and only the doi profile compares it."""
+    from tests import doi_pages as dp
+
+    page = dp.highwire(dp.article(3), 0).encode()
+    eng = Engine(EngineConfig())
+    c = cap(0, page, url="https://journals.example.org/content/1/2/3")
+    assert eng.fingerprint(c).record is None  # the configured profile: collection
+    assert eng.fingerprint(c, "text").record is None
+    rec = eng.fingerprint(c, "doi").record
+    assert rec is not None and rec.title == dp.article(3).title
+    doi_engine = Engine(EngineConfig(profile="doi"))
+    assert doi_engine.fingerprint(c).record is not None

@@ -72,8 +72,8 @@ def compare_files(a: str, b: str, cfg: EngineConfig, profile: str | None = None)
     engine = Engine(cfg.model_copy(update={"report_measures": tuple(n for n in every if n not in cfg.measures)}))
     base_cap = _capture(a, datetime(2000, 1, 1, tzinfo=UTC))
     cur_cap = _capture(b, datetime(2000, 1, 2, tzinfo=UTC))
-    base, cur = engine.fingerprint(base_cap), engine.fingerprint(cur_cap)
     prof = profile or cfg.profile
+    base, cur = engine.fingerprint(base_cap, prof), engine.fingerprint(cur_cap, prof)
     first, state = engine.score_next("compare", HistoryState(), base_cap, base, base_cap.url, prof)
     if first.change != "baseline":
         raise InputError(f"{a} cannot be a baseline: {first.reason}", reason="bad_baseline")

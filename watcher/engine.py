@@ -70,8 +70,10 @@ class Engine:
         })
 
     # -- one capture --------------------------------------------------------
-    def fingerprint(self, capture: Capture) -> Fingerprint:
-        return fingerprint(capture, self.config)
+    def fingerprint(self, capture: Capture, profile: str | None = None) -> Fingerprint:
+        """``capture``'s fingerprint for ``profile`` (the configured one by default): the scholarly
+        record is read only where the profile compares it (``doi``)."""
+        return fingerprint(capture, self.config, record=(profile or self.config.profile) == "doi")
 
     def compare(self, base: Fingerprint, cur: Fingerprint, seed_url: str = "", profile: str | None = None, *,
                 doi: str | None = None, expected_title: str | None = None
@@ -159,7 +161,7 @@ class Engine:
                 if c.status is not None and fp.http_status != c.status:
                     fp = _with_status(fp, c.status)
             else:
-                fp = self.fingerprint(c)
+                fp = self.fingerprint(c, profile)
                 if dig and not fp.is_empty:
                     by_digest.setdefault(dig, fp)
             v, state = self.score_next(history, state, c, fp, seed, profile)

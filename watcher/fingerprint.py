@@ -171,8 +171,11 @@ def top_terms(tf: Counter[str], n: int) -> dict[str, int]:
     return dict(sorted(tf.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
 
 
-def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
-    """Fingerprint ``capture``; never raises on bad content."""
+def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True) -> Fingerprint:
+    """Fingerprint ``capture``; never raises on bad content.
+
+    ``record``: read the scholarly record (citation, Dublin Core, schema.org meta and the main
+    text), which only the ``doi`` profile compares; it is a fifth of the cost of a fingerprint."""
     content = capture.content or b""
     digest = capture.effective_digest or payload_digest(content)
     if capture.content is None:
@@ -293,5 +296,5 @@ def fingerprint(capture: Capture, cfg: EngineConfig) -> Fingerprint:
         error="truncated" if truncated else None,
         http_status=capture.status,
         features=frozenset(features),
-        record=record_of(raw, doc.meta, doc.dois) if kind == "html" else None,
+        record=record_of(raw, doc.meta, doc.dois) if record and kind == "html" else None,
     )
