@@ -318,3 +318,34 @@ def test_the_scholarly_record_is_read_only_for_the_doi_profile() -> None:
     assert rec is not None and rec.title == dp.article(3).title
     doi_engine = Engine(EngineConfig(profile="doi"))
     assert doi_engine.fingerprint(c).record is not None
+
+
+def test_a_deep_page_whose_titles_name_only_the_site_is_judged_by_its_text() -> None:
+    """Some sites title every page with their name alone: the title is then no evidence of the
+    subject, and the text profile's "another text" test decides (containment and cosine both low).
+    Measured on the newspaper pages with every title set to the site's name: 17 of 77 pairs of two
+    articles caught, 6 of 252 versions flagged (comment feeds and mismatched pages)."""
+    from watcher.profiles import _names_site
+
+    host = "english.ahram.org.eg"
+    NAV = "Ahram Online news politics sport"  # noqa: N806
+    assert _names_site("Ahram Online", host) and _names_site("AlJazeera", "aljazeera.net")
+    assert not _names_site("Egypt protests continue", host) and not _names_site("Home", host)
+    assert title_subject("Ahram Online", "Ahram Online", host) is None
+    assert title_subject("Protests | Ahram Online", "Protests | Ahram Online", host) == 1.0
+    deep = f"http://{host}/NewsContent/1/64/12345/Egypt/Politics-/Live-blog.aspx"
+    art1 = textgen.html([*textgen.document(["law", "river"], 250, 1), NAV], "Ahram Online")
+    art1b = textgen.html([*textgen.document(["law", "river"], 250, 1), NAV, "Update: the hearing resumed."],
+                         "Ahram Online")
+    art2 = textgen.html([*textgen.document(["music", "garden"], 250, 9), NAV], "Ahram Online")
+    eng = Engine(EngineConfig())
+    r = eng.scan_history("k", [cap(0, art1, url=deep), cap(1, art1b, url=deep), cap(2, art2, url=deep)])
+    assert [v.status for v in r.verdicts] == ["on-topic", "on-topic", "off-topic"]
+    assert "another text" in r.verdicts[2].reason and "replaced" in r.verdicts[2].checks
+    # a text on the same beat (cosine 0.45) is not "another text"; under the home page's address it is
+    # new stories: both on topic
+    beat = textgen.html([*textgen.document(["law", "music"], 250, 9), NAV], "Ahram Online")
+    same = eng.scan_history("k", [cap(0, art1, url=deep), cap(2, beat, url=deep)]).verdicts[1]
+    assert same.status == "on-topic" and "replaced" not in same.checks
+    home = eng.scan_history("k", [cap(0, art1, url=f"http://{host}/"), cap(2, beat, url=f"http://{host}/")])
+    assert home.verdicts[1].status == "on-topic"

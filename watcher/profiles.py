@@ -91,21 +91,36 @@ def seed_kind(url: str) -> str:
     return "page"
 
 
-def title_subject(base: str, cur: str) -> float | None:
+def _names_site(segment: str, host: str) -> bool:
+    """A short title segment that spells the host's name ("Ahram Online" on
+    english.ahram.org.eg, "AlJazeera" on aljazeera.net) names the site, not a
+    subject."""
+    labels = [x for x in host.lower().split(".") if len(x) >= 4 and x not in ("www", "blogspot", "wordpress")]
+    squashed = re.sub(r"[\W_]+", "", segment.lower())
+    if not labels or len(squashed) < 4 or len(segment.split()) > 4:
+        return False
+    return any(lab in squashed or squashed in lab for lab in labels)
+
+
+def title_subject(base: str, cur: str, host: str = "") -> float | None:
     """Similarity of the titles' own words: the segments the two titles share
     (a site's name, "Home") are set aside, so "Live blog: protests | Ahram
-    Online" against "Syria talks | Ahram Online" compares the subjects only."""
+    Online" against "Syria talks | Ahram Online" compares the subjects only.
+    ``None`` when the titles are no evidence: one is missing, or they name
+    only the site (every page of some sites has the one title "Ahram Online")."""
     if not base.strip() or not cur.strip():
         return None  # no title on one side: no evidence either way
     from rapidfuzz.fuzz import token_set_ratio
 
     bs = [s.strip().lower() for s in _TITLE_SEP.split(base) if s.strip()]
     cs = [s.strip().lower() for s in _TITLE_SEP.split(cur) if s.strip()]
+    if host and all(_names_site(s, host) for s in bs) and all(_names_site(s, host) for s in cs):
+        return None
     shared = set(bs) & set(cs)
     b_rest = " ".join(s for s in bs if s not in shared)
     c_rest = " ".join(s for s in cs if s not in shared)
-    if not b_rest:
-        return 1.0 if not c_rest else None  # the baseline title is the site's name alone
+    if not b_rest:  # same title (same subject), or the baseline's is the site's name alone (no evidence)
+        return 1.0 if not c_rest else None
     if not c_rest:
         return 0.0
     return float(token_set_ratio(b_rest, c_rest)) / 100.0
@@ -146,12 +161,22 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
                        f"{fmt_vs(cos, IDENTITY_COSINE)} < {fmt(IDENTITY_COSINE)}")
     kind = seed_kind(seed_url)
     if kind == "page" and cfg.page_subject and cos is not None and cos < SUBJECT_COSINE and "identity" not in checks:
-        subj = title_subject(base.title, cur.title)
+        subj = title_subject(base.title, cur.title, base.host or cur.host)
         if subj is not None and subj < SUBJECT_TITLE:
             checks.append("replaced")
             reasons.append(f"page replaced: another subject under the same address (title words kept "
                            f"{fmt(subj)} < {fmt(SUBJECT_TITLE)}, cosine {fmt_vs(cos, SUBJECT_COSINE)} < "
                            f"{fmt(SUBJECT_COSINE)})")
+        elif subj is None and base.title.strip() and cur.title.strip():
+            # Both titles name the site alone (some sites title every page so): the text decides, by
+            # the text profile's own test for "another text".  A missing title stays no evidence.
+            cont = _sim(results, "containment", base, cur)
+            if cont is not None and cont < TEXT_REPLACED and cos < TEXT_REPLACED_COSINE:
+                checks.append("replaced")
+                reasons.append(f"page replaced: another text under the same address (containment "
+                               f"{fmt_vs(cont, TEXT_REPLACED)} < {fmt(TEXT_REPLACED)}, cosine "
+                               f"{fmt_vs(cos, TEXT_REPLACED_COSINE)} < {fmt(TEXT_REPLACED_COSINE)}; "
+                               "the titles name no subject)")
     off_policy, m_reasons = _measure_reasons(results, cfg)
     if checks or off_policy:
         return Decision("off-topic", "off-topic", "; ".join(reasons + m_reasons), 0.9, tuple(checks))
