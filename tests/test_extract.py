@@ -128,10 +128,24 @@ def test_original_url_and_surt_prefix() -> None:
     ("Just a moment...", "Checking your browser before accessing the site.", "bot-challenge"),
     ("Página no encontrada", "Lo sentimos", "soft-404"),
     ("", "SITIO NO DISPONIBLE", "suspended"),
+    ("Log into Facebook | Facebook", "You must log in to continue. Email or phone Password", "login-wall"),
+    ("Login • Instagram", "Log in to see photos and videos from friends.", "login-wall"),
+    ("Protected", "These Tweets are protected. Only confirmed followers have access.", "login-wall"),
+    ("مدونة", "يجب عليك تسجيل الدخول لمشاهدة هذه الصفحة", "login-wall"),
+    ("YouTube", "This video has been removed by the user. Sorry about that.", "soft-404"),
+    ("Facebook", "This content isn't available right now. The link you followed may be broken.", "soft-404"),
+    ("Blogger", "Blog not found. Sorry, the blog you were looking for does not exist.", "soft-404"),
 ])
 def test_page_kinds(title: str, text: str, kind: str) -> None:
     found = detect_page_kind(title, [], text, len(text.split()))
     assert found is not None and found.kind == kind
+
+
+def test_a_public_page_with_a_login_link_is_not_a_login_wall() -> None:
+    """Nearly every page offers "Log in" or "Sign up"; only a page that withholds its content says you
+    must log in to see it."""
+    text = "Log in or Sign up. Women's rights group statement on the trial. Join us on Saturday. Log in"
+    assert detect_page_kind("Women's Rights Group | Facebook", ["Log in"], text, len(text.split())) is None
 
 
 def test_long_article_mentioning_an_error_is_not_a_soft_404() -> None:

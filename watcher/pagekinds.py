@@ -3,7 +3,8 @@
 Curators label a capture off topic when it no longer serves the seed's
 purpose: error pages served with status 200 (soft 404), parked or for-sale
 domains, "account suspended" hosting pages, database errors, "under
-construction" and default server pages, bot challenges, defacements.  These
+construction" and default server pages, bot challenges, defacements, and
+pages that show members only a login form ("You must log in to continue").  These
 pages look alike across sites and languages, so a phrase list over the title,
 headings and the start of the text finds them without any baseline.
 
@@ -33,6 +34,19 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"sidan (kunde inte hittas|hittades inte)", r"σελίδα δεν βρέθηκε", r"דף לא נמצא", r"صفحه (مورد نظر )?یافت نشد",
         r"ページが見つかりません", r"页面不存在|找不到(该|此)?页面|页面未找到",
         r"페이지를 찾을 수 없습니다", r"halaman tidak ditemukan",
+        # platforms: the item is gone, the page that held it stays up
+        r"this video (has been removed|is (no longer available|unavailable|private))",
+        r"(this|the) (channel|account|user) (does not|doesn't) exist", r"this (content|page) (isn't|is not) available",
+        r"the link you followed may (be broken|have expired|have been removed)", r"blog not found",
+        r"sorry, the blog at .{0,80} has been removed",
+    ),
+    "login-wall": (
+        r"you (must|need to) (be )?log(ged)? ?in(to)? (to )?(continue|see|view|access|read)",
+        r"(please )?(log|sign) ?in to (continue|view this|see this|access this|read this)",
+        r"^log ?in(to)? (to )?facebook", r"^login [•|-] instagram", r"(these|this account's) tweets are protected",
+        r"this blog is open to invited readers only", r"this site is marked private", r"^private site\b",
+        r"(debes|tienes que) iniciar sesión", r"vous devez (vous connecter|être connecté)",
+        r"(sie müssen|bitte) (sich )?(anmelden|angemeldet sein|melde dich an)", r"يجب (عليك )?تسجيل الدخول",
     ),
     "parked": (
         r"(this|the) domain (name )?(is|may be) for sale", r"buy this domain", r"domain (is )?for sale",
@@ -89,7 +103,8 @@ _PHRASES: dict[str, tuple[str, ...]] = {
 }
 _COMPILED = {kind: re.compile("|".join(f"(?:{p})" for p in pats), re.I) for kind, pats in _PHRASES.items()}
 # Order matters when several kinds match: the most specific first.
-_ORDER = ("parked", "suspended", "defaced", "database-error", "bot-challenge", "soft-404", "under-construction")
+_ORDER = ("parked", "suspended", "defaced", "database-error", "bot-challenge", "soft-404", "login-wall",
+          "under-construction")
 SHORT_PAGE_WORDS = 250
 
 
