@@ -110,6 +110,8 @@ def test_canonical_options_are_configurable() -> None:
     strict = CanonicalConfig(strip_www=False, ignore_scheme=False)
     assert url_key("http://www.example.org/", strict) != url_key("https://example.org/", strict)
     assert url_key("http://example.org/a?x=1") != url_key("http://example.org/a?x=2")
+    assert url_key("http://example.org/a#comments") == url_key("http://example.org/a")
+    assert url_key("http://twitter.com/#!/alaa") != url_key("http://twitter.com/#!/monasosh")  # hashbang: content
 
 
 def test_original_url_and_surt_prefix() -> None:

@@ -68,7 +68,9 @@ def url_key(url: str, cfg: CanonicalConfig = _DEFAULT) -> str:
     key = f"{surt_host})" + path
     if query:
         key += "?" + query
-    if not cfg.strip_fragment and parts.fragment:
+    # A hashbang ("#!/user", Google's AJAX crawling scheme: twitter.com/#!/user) names the content,
+    # not a place in the page: two accounts must not share one history.
+    if parts.fragment and (not cfg.strip_fragment or parts.fragment.startswith("!")):
         key += "#" + parts.fragment
     if not cfg.ignore_scheme:
         key = f"{scheme}://({key}"
