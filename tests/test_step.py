@@ -218,7 +218,8 @@ def test_seed_kinds_and_title_subjects() -> None:
     # an article at the root, by slug or number, or by a numeric id in the query
     for page in ("http://example.org/live-blog-egypt-protests", "http://example.org/12345",
                  "http://example.org/live_updates_from_tahrir.html", "http://example.org/?p=4321",
-                 "http://example.org/index.php?option=com_content&id=77", "http://example.org/news.aspx?NewsID=123"):
+                 "http://example.org/index.php?option=com_content&id=77", "http://example.org/news.aspx?NewsID=123",
+                 "http://www.youtube.com/watch?v=dQw4w9WgXcQ"):
         assert seed_kind(page) == "page", page
     assert title_subject("Live: protests in Tahrir | Ahram Online", "Syria talks stall | Ahram Online") < 0.5
     assert title_subject("Live: protests in Tahrir | Ahram Online", "Live: protests in Tahrir - Ahram Online") > 0.9

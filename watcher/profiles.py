@@ -61,7 +61,8 @@ _LANG_SEGMENT = re.compile(r"^[a-z]{2}(?:[-_][a-z]{2,4})?$", re.I)
 _ARTICLE_SLUG = re.compile(r"^(?:(?:[^-_./]+[-_]){3,}[^-_./]+|\d{4,})(?:\.[a-z0-9]{2,5})?$", re.I)
 # A query that selects one item by its number (WordPress ?p=, CMS ?id=, ?newsid=, ?story_id=...).
 _ARTICLE_QUERY = re.compile(r"(?:^|&)(?:p|id|nid|sid|aid|page_id|article(?:_?id)?|news_?id|story(?:_?id)?|"
-                            r"item(?:_?id)?|post(?:_?id)?|artikel|noticia|contentid)=\d{2,}(?:&|$)", re.I)
+                            r"item(?:_?id)?|post(?:_?id)?|artikel|noticia|contentid)=\d{2,}(?:&|$)"
+                            r"|(?:^|&)(?:v|vid|video(?:_?id)?)=[\w-]{6,}(?:&|$)", re.I)  # a video: watch?v=...
 _TITLE_SEP = re.compile(r"\s+[|\-–—:»·•]+\s+|\s*[|»·•]\s*|\s+::\s+")
 
 
