@@ -66,10 +66,10 @@ def _title(html: bytes) -> str:
 
 def _is_error(html: bytes) -> bool:
     """The site's error page: its title or its first heading says so ("404 | Vanity Fair", an
-    <h1>PAGE NOT FOUND</h1> under the home page's title)."""
-    m = re.search(rb"<h1[^>]*>(.*?)</h1>", html, re.I | re.S)
-    h1 = re.sub(r"<[^>]+>", " ", (m.group(1) if m else b"").decode("utf-8", "replace"))
-    return bool(_ERROR.search(_title(html)) or _ERROR.search(" ".join(h1.split())))
+    <h1>PAGE NOT FOUND</h1> under the home page's title: one of the first three headings)."""
+    heads = [" ".join(re.sub(r"<[^>]+>", " ", h.decode("utf-8", "replace")).split())
+             for h in re.findall(rb"<h1[^>]*>(.*?)</h1>", html, re.I | re.S)[:3]]
+    return bool(_ERROR.search(_title(html)) or any(_ERROR.search(h) for h in heads))
 
 
 def _subject(title: str) -> str:
@@ -170,7 +170,7 @@ def main() -> int:
             if not exe.exists():
                 subprocess.run(["bash", str(OTMT_SETUP), str(a.otmt)], check=True)
             warc = work / "coll.warc.gz"
-            subprocess.run([sys.executable, str(GOLD2WARC), str(coll), str(warc)], check=True)
+            subprocess.run([sys.executable, str(GOLD2WARC), str(coll), str(warc)], check=True, capture_output=True)
             out = work / "otmt.json"
             subprocess.run([str(exe), "-i", f"warc={warc}", "-o", str(out), "-d", str(work / "otmt-work"),
                             "-tm", "cosine=0.12"], cwd=work, check=True, capture_output=True)

@@ -350,3 +350,20 @@ def test_a_deep_page_whose_titles_name_only_the_site_is_judged_by_its_text() -> 
     assert same.status == "on-topic" and "replaced" not in same.checks
     home = eng.scan_history("k", [cap(0, art1, url=f"http://{host}/"), cap(2, beat, url=f"http://{host}/")])
     assert home.verdicts[1].status == "on-topic"
+
+
+def test_a_replaced_article_under_heavy_boilerplate_is_caught_by_containment() -> None:
+    """A page whose menus and link lists outweigh its article keeps a high cosine when the article is
+    replaced: a changed subject in the title with containment under 0.80 ("drifted") is enough.  An
+    edited headline over the same text is not."""
+    deep = "http://news.example.com/2015/01/kwanzaa-at-the-library.html"
+    menu = [textgen.paragraph(t, 250, 50 + i) for i, t in enumerate(["space", "cooking", "space", "cooking"])]
+    a = textgen.html([*menu, textgen.paragraph("music", 200, 1)], "Kwanzaa is celebrated at the library | News")
+    b = textgen.html([*menu, textgen.paragraph("garden", 200, 2)], "Hotel history exhibition opens | News")
+    a2 = textgen.html([*menu, textgen.paragraph("music", 200, 1)], "Kwanzaa celebrated at library | News")
+    eng = Engine(EngineConfig())
+    r = eng.scan_history("k", [cap(0, a, url=deep), cap(1, b, url=deep)]).verdicts[1]
+    assert r.measures["cosine"].score is not None and r.measures["cosine"].score >= 0.5
+    assert "replaced" in r.checks and "containment" in r.reason
+    edited = eng.scan_history("k", [cap(0, a, url=deep), cap(1, a2, url=deep)]).verdicts[1]
+    assert edited.status == "on-topic"

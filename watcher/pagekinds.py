@@ -22,7 +22,8 @@ from dataclasses import dataclass
 # the collections this tool serves are multilingual.
 _PHRASES: dict[str, tuple[str, ...]] = {
     "soft-404": (
-        r"\b404\b.{0,40}(not found|error|page)", r"^\s*(error )?404\s*([|:\-–—]|$)", r"page (was )?not found", r"page cannot be found",
+        r"\b404\b.{0,40}(not found|error|page)", r"^\s*(error )?404\s*([|:\-–—]|$)", r"page (was )?not found",
+        r"page cannot be found",
         r"page you (are|were) looking for", r"requested (url|page) (was not found|could not be found)",
         r"no longer (available|exists)", r"(page|file) (does not|doesn't) exist", r"not found on this server",
         r"página no encontrada", r"no se (ha podido encontrar|encontr[óo]) la página",

@@ -161,23 +161,27 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
         reasons.append(f"site identity lost: title similarity {fmt(title)} < {fmt(IDENTITY_TITLE)} and cosine "
                        f"{fmt_vs(cos, IDENTITY_COSINE)} < {fmt(IDENTITY_COSINE)}")
     kind = seed_kind(seed_url)
-    if kind == "page" and cfg.page_subject and cos is not None and cos < SUBJECT_COSINE and "identity" not in checks:
+    if kind == "page" and cfg.page_subject and cos is not None and "identity" not in checks:
         subj = title_subject(base.title, cur.title, base.host or cur.host)
-        if subj is not None and subj < SUBJECT_TITLE:
+        cont = _sim(results, "containment", base, cur)
+        # The text changed: by the cosine, or by as much as the "drifted" class means (a page whose
+        # boilerplate outweighs its article keeps a high cosine when the article is replaced).
+        changed = cos < SUBJECT_COSINE or (cont is not None and cont < DRIFT_CONTAINMENT)
+        if subj is not None and subj < SUBJECT_TITLE and changed:
             checks.append("replaced")
+            how = (f"cosine {fmt_vs(cos, SUBJECT_COSINE)} < {fmt(SUBJECT_COSINE)}" if cos < SUBJECT_COSINE else
+                   f"containment {fmt_vs(cont or 0.0, DRIFT_CONTAINMENT)} < {fmt(DRIFT_CONTAINMENT)}")
             reasons.append(f"page replaced: another subject under the same address (title words kept "
-                           f"{fmt(subj)} < {fmt(SUBJECT_TITLE)}, cosine {fmt_vs(cos, SUBJECT_COSINE)} < "
-                           f"{fmt(SUBJECT_COSINE)})")
-        elif subj is None and base.title.strip() and cur.title.strip():
+                           f"{fmt(subj)} < {fmt(SUBJECT_TITLE)}, {how})")
+        elif subj is None and base.title.strip() and cur.title.strip() \
+                and cont is not None and cont < TEXT_REPLACED and cos < TEXT_REPLACED_COSINE:
             # Both titles name the site alone (some sites title every page so): the text decides, by
             # the text profile's own test for "another text".  A missing title stays no evidence.
-            cont = _sim(results, "containment", base, cur)
-            if cont is not None and cont < TEXT_REPLACED and cos < TEXT_REPLACED_COSINE:
-                checks.append("replaced")
-                reasons.append(f"page replaced: another text under the same address (containment "
-                               f"{fmt_vs(cont, TEXT_REPLACED)} < {fmt(TEXT_REPLACED)}, cosine "
-                               f"{fmt_vs(cos, TEXT_REPLACED_COSINE)} < {fmt(TEXT_REPLACED_COSINE)}; "
-                               "the titles name no subject)")
+            checks.append("replaced")
+            reasons.append(f"page replaced: another text under the same address (containment "
+                           f"{fmt_vs(cont, TEXT_REPLACED)} < {fmt(TEXT_REPLACED)}, cosine "
+                           f"{fmt_vs(cos, TEXT_REPLACED_COSINE)} < {fmt(TEXT_REPLACED_COSINE)}; "
+                           "the titles name no subject)")
     off_policy, m_reasons = _measure_reasons(results, cfg)
     if checks or off_policy:
         return Decision("off-topic", "off-topic", "; ".join(reasons + m_reasons), 0.9, tuple(checks))
