@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
 from tests import textgen
@@ -130,3 +131,24 @@ def test_policies_k_of_n_and_all() -> None:
     weighted = scan([cap(0, base), cap(1, thin)], measures=m, site_identity=False,
                     policy={"kind": "weighted", "weights": {"jaccard": 10.0}}).verdicts[1]
     assert (k3.status, weighted.status) == ("on-topic", "on-topic")
+
+
+def test_a_deep_page_redirected_to_the_home_page_is_gone() -> None:
+    """An article that now sends its readers to the front page was removed; one that redirects to
+    another article address has moved, and the content is not in this capture."""
+    deep = "http://www.riverside-rights.org/news/2012/03/court-hearing-on-the-dam.html"
+
+    def at(i: int, content: bytes, url: str) -> Capture:
+        return dataclasses.replace(cap(i, content), url=url)
+
+    base = textgen.html(BASE, "Court hearing on the dam | Riverside Rights")
+    home = b'<html><head><meta http-equiv="refresh" content="0; url=/"></head></html>'
+    moved = b'<html><head><meta http-equiv="refresh" content="0; url=/news/2012/03/dam-hearing.html"></head></html>'
+    v = scan([at(0, base, deep), at(1, home, deep)]).verdicts[1]
+    assert v.status == "off-topic" and "home page" in v.reason and "redirect" in v.checks
+    v = scan([at(0, base, deep), at(1, moved, deep)]).verdicts[1]
+    assert v.status == "empty" and "redirect stub" in v.reason
+    # a home page seed redirected to its own root (/ -> /index.html) is not "gone"
+    v = scan([cap(0, base), cap(1, b'<html><head><meta http-equiv="refresh" content="0; url=/index.html">'
+                                  b'</head></html>')]).verdicts[1]
+    assert v.status == "empty"

@@ -116,6 +116,11 @@ def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureRes
         home = site_of(base.host or cur.host)
         if target and home and target != home:
             return Decision("off-topic", "off-topic", f"redirects to another site: {cur.redirect}", 0.9, ("redirect",))
+        if profiles.seed_kind(seed_url) == "page" and profiles.seed_kind(cur.redirect) == "site":
+            # An article that now sends its readers to the home page is gone (a moved article
+            # redirects to its new address, not to the front page).
+            return Decision("off-topic", "off-topic", f"redirects to the site's home page: {cur.redirect} (the page "
+                            "is gone)", 0.9, ("redirect",))
         return Decision("empty", "empty", f"redirect stub to {cur.redirect} (same site): its content is not "
                         "in this capture", 0.0)
     if cur.http_status is not None and cur.http_status >= 400:
