@@ -223,6 +223,9 @@ def test_seed_kinds_and_title_subjects() -> None:
         assert seed_kind(page) == "page", page
     assert title_subject("Live: protests in Tahrir | Ahram Online", "Syria talks stall | Ahram Online") < 0.5
     assert title_subject("Live: protests in Tahrir | Ahram Online", "Live: protests in Tahrir - Ahram Online") > 0.9
+    # script-aware, as the text is: alef and hamza forms, taa marbuta, full-width letters are one title
+    assert title_subject("مسيرة إلى ميدان التحرير | الأهرام", "مسيره الي ميدان التحرير | الاهرام") == 1.0
+    assert title_subject("Ｒｉｖｅｒ ｎｅｗｓ | Site", "River News | Site") == 1.0
 
 
 def test_a_deep_page_replaced_by_another_article_of_the_site_is_off_topic() -> None:

@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 from . import measures as ms
 from .config import EngineConfig
 from .model import Fingerprint, MeasureResult
+from .text import normalise
 from .verdict import Decision, fmt, fmt_vs, policy_flags, scored
 
 # Collection profile ------------------------------------------------------------
@@ -113,8 +114,8 @@ def title_subject(base: str, cur: str, host: str = "") -> float | None:
         return None  # no title on one side: no evidence either way
     from rapidfuzz.fuzz import token_set_ratio
 
-    bs = [s.strip().lower() for s in _TITLE_SEP.split(base) if s.strip()]
-    cs = [s.strip().lower() for s in _TITLE_SEP.split(cur) if s.strip()]
+    bs = [normalise(s.strip()) for s in _TITLE_SEP.split(base) if s.strip()]
+    cs = [normalise(s.strip()) for s in _TITLE_SEP.split(cur) if s.strip()]
     if host and all(_names_site(s, host) for s in bs) and all(_names_site(s, host) for s in cs):
         return None
     shared = set(bs) & set(cs)
