@@ -130,6 +130,8 @@ def test_original_url_and_surt_prefix() -> None:
     ("Just a moment...", "Checking your browser before accessing the site.", "bot-challenge"),
     ("Página no encontrada", "Lo sentimos", "soft-404"),
     ("404 | Vanity Fair", "Fashion Culture Hollywood", "soft-404"),
+    ("Maintenance Mode", "Currently undergoing scheduled maintenance. Please try back soon.", "under-construction"),
+    ("", "Briefly unavailable for scheduled maintenance. Check back in a minute.", "under-construction"),
     ("", "SITIO NO DISPONIBLE", "suspended"),
     ("Log into Facebook | Facebook", "You must log in to continue. Email or phone Password", "login-wall"),
     ("Login • Instagram", "Log in to see photos and videos from friends.", "login-wall"),

@@ -80,7 +80,9 @@ _PHRASES: dict[str, tuple[str, ...]] = {
     ),
     "under-construction": (
         r"under construction", r"coming soon", r"site (is )?(currently )?under maintenance",
-        r"(currently )?down for maintenance", r"en construcci[óo]n", r"en (cours de )?construction",
+        r"(currently )?down for maintenance", r"(currently )?undergoing (scheduled |planned )?maintenance",
+        r"briefly unavailable for scheduled maintenance", r"maintenance mode", r"mantenimiento programado",
+        r"maintenance en cours", r"wartungsmodus", r"en construcci[óo]n", r"en (cours de )?construction",
         r"im aufbau", r"in costruzione", r"default web (site )?page", r"it works!", r"welcome to nginx",
         r"apache2? (ubuntu |debian )?default page", r"test page for (the )?apache", r"index of /",
         r"iis windows server", r"web server is (running|working)", r"future home of",
