@@ -335,6 +335,8 @@ def test_a_deep_page_whose_titles_name_only_the_site_is_judged_by_its_text() -> 
     NAV = "Ahram Online news politics sport"  # noqa: N806
     assert _names_site("Ahram Online", host) and _names_site("AlJazeera", "aljazeera.net")
     assert not _names_site("Egypt protests continue", host) and not _names_site("Home", host)
+    assert _names_site("Amnesty International", "www.amnesty.org")
+    assert not _names_site("Amnesty condemns arrests", "www.amnesty.org")  # a subject that names the site
     assert title_subject("Ahram Online", "Ahram Online", host) is None
     assert title_subject("Protests | Ahram Online", "Protests | Ahram Online", host) == 1.0
     deep = f"http://{host}/NewsContent/1/64/12345/Egypt/Politics-/Live-blog.aspx"

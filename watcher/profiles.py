@@ -96,12 +96,18 @@ def seed_kind(url: str) -> str:
 def _names_site(segment: str, host: str) -> bool:
     """A short title segment that spells the host's name ("Ahram Online" on
     english.ahram.org.eg, "AlJazeera" on aljazeera.net) names the site, not a
-    subject."""
+    subject: some of its words are in the host's name and at most one is not
+    ("Amnesty condemns arrests" on amnesty.org names a subject)."""
     labels = [x for x in host.lower().split(".") if len(x) >= 4 and x not in ("www", "blogspot", "wordpress")]
     squashed = re.sub(r"[\W_]+", "", segment.lower())
-    if not labels or len(squashed) < 4 or len(segment.split()) > 4:
+    words = [re.sub(r"[\W_]+", "", w) for w in segment.lower().split()]
+    words = [w for w in words if len(w) > 2]
+    if not labels or len(squashed) < 4 or not words:
         return False
-    return any(lab in squashed or squashed in lab for lab in labels)
+    if len(words) == 1 or any(squashed in lab or lab == squashed for lab in labels):
+        return any(lab in squashed or squashed in lab for lab in labels)
+    own = [w for w in words if any(w in lab or lab in w for lab in labels)]
+    return bool(own) and len(words) - len(own) <= 1
 
 
 def title_subject(base: str, cur: str, host: str = "") -> float | None:
