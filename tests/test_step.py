@@ -79,7 +79,7 @@ def test_compare_scan_and_stream_agree_on_a_pair(tmp_path: Path) -> None:
     b = textgen.html([*BASE[:2], textgen.paragraph("space", 250, 3), BASE[3]])
     (tmp_path / "a.html").write_bytes(a)
     (tmp_path / "b.html").write_bytes(b)
-    cmp = compare_files(str(tmp_path / "a.html"), str(tmp_path / "b.html"), EngineConfig())
+    cmp = compare_files(str(tmp_path / "a.html"), str(tmp_path / "b.html"), EngineConfig(), url=URL)
     batch = Engine(EngineConfig()).scan_history("h", [cap(0, a), cap(1, b)]).verdicts[1]
     with SQLiteStore(tmp_path / "s.db") as store:
         stream = [Watcher(Engine(EngineConfig()), store).process(c) for c in (cap(0, a), cap(1, b))][1]
@@ -372,3 +372,26 @@ def test_a_replaced_article_under_heavy_boilerplate_is_caught_by_containment() -
     assert "replaced" in r.checks and "containment" in r.reason
     edited = eng.scan_history("k", [cap(0, a, url=deep), cap(1, a2, url=deep)]).verdicts[1]
     assert edited.status == "on-topic"
+
+
+def test_compare_reads_the_pair_as_the_address_says(tmp_path: Path) -> None:
+    """What a page stands for depends on its address: `compare --url` gives it, so a pair judged by
+    compare is judged as scan judges it under that address (a home page showing another story is on
+    topic; the same pair under an article's address is a replaced page)."""
+    site = "Riverside Rights"
+    a = textgen.html([*textgen.document(["law", "river"], 250, 1), "Riverside Rights news reports"],
+                     f"Court hearing on the dam | {site}")
+    b = textgen.html([*textgen.document(["law", "music"], 250, 9), "Riverside Rights news reports"],
+                     f"Jazz night for the detainees | {site}")
+    (tmp_path / "a.html").write_bytes(a)
+    (tmp_path / "b.html").write_bytes(b)
+    deep = "http://www.riverside-rights.org/news/2012/03/court-hearing-on-the-dam.html"
+    eng = Engine(EngineConfig())
+    for url in (URL, deep):
+        cmp = compare_files(str(tmp_path / "a.html"), str(tmp_path / "b.html"), EngineConfig(), url=url)
+        batch = eng.scan_history("h", [cap(0, a, url=url), cap(1, b, url=url)]).verdicts[1]
+        assert (cmp["overall"], cmp["reason"]) == (batch.status, batch.reason)
+    assert compare_files(str(tmp_path / "a.html"), str(tmp_path / "b.html"), EngineConfig(), url=URL)["overall"] \
+        == "on-topic"
+    assert compare_files(str(tmp_path / "a.html"), str(tmp_path / "b.html"), EngineConfig(), url=deep)["overall"] \
+        == "off-topic"

@@ -160,7 +160,7 @@ def cmd_eval(args: argparse.Namespace, cfg: Config) -> int:
 def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
     from .compare import compare_files, format_comparison
 
-    result = compare_files(args.a, args.b, cfg.engine)
+    result = compare_files(args.a, args.b, cfg.engine, url=args.url)
     print(json.dumps(result, ensure_ascii=False, indent=2) if args.json else format_comparison(result))
     return 0
 
@@ -207,6 +207,7 @@ _EVAL_EXAMPLES = """examples:
 _COMPARE_EXAMPLES = """examples:
   driftline compare before.html after.html
   driftline compare cited.pdf today.html --json | jq .overall
+  driftline compare a.html b.html --url http://example.org/    judged as the site's home page
 """
 _RUN_EXAMPLES = """examples:
   driftline run                                       embedded broker, metrics on 127.0.0.1:9308
@@ -286,6 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("a", metavar="A", help="the baseline page (HTML, text or PDF file)")
     c.add_argument("b", metavar="B", help="the page compared with A")
     c.add_argument("--json", action="store_true", help="print the scores as JSON")
+    c.add_argument("--url", metavar="URL", help="the address both pages were captured from: a home page stands for "
+                   "the organisation, a deep page for its subject (default: the files, read as deep pages)")
     engine_opts(c)
     c.set_defaults(func=cmd_compare)
 

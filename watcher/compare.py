@@ -48,7 +48,7 @@ def _page_type(path: str, data: bytes) -> str | None:
     return None
 
 
-def _capture(path: str, when: datetime) -> Capture:
+def _capture(path: str, when: datetime, url: str | None = None) -> Capture:
     p = Path(path)
     try:
         data = p.read_bytes()
@@ -57,21 +57,26 @@ def _capture(path: str, when: datetime) -> Capture:
     ctype = _page_type(path, data)
     if ctype is None and p.suffix.lower() in (".txt", ".text", ".md"):
         ctype = "text/plain"
-    return Capture(url=p.resolve().as_uri(), timestamp=when, content=data, content_type=ctype, uri_m=str(p))
+    return Capture(url=url or p.resolve().as_uri(), timestamp=when, content=data, content_type=ctype, uri_m=str(p))
 
 
-def compare_files(a: str, b: str, cfg: EngineConfig, profile: str | None = None) -> dict[str, Any]:
+def compare_files(a: str, b: str, cfg: EngineConfig, profile: str | None = None,
+                  url: str | None = None) -> dict[str, Any]:
     """Score ``b`` against baseline ``a``: a two-capture history through the
     same step as ``scan`` and the stream (so the three agree on a pair), with
     every registered measure reported.
+
+    ``url`` is the address both were captured from: what the page stands for
+    (a home page: the organisation; a deep page: its subject) and its host.
+    Without it the files' own addresses are used, which read as deep pages.
 
     Returns ``{"measures": {name: {"score", "status"}}, "overall", "change",
     "reason", "profile"}`` (the ``--json`` output).
     """
     every = {n: cfg.measures.get(n) for n in ms.REGISTRY}
     engine = Engine(cfg.model_copy(update={"report_measures": tuple(n for n in every if n not in cfg.measures)}))
-    base_cap = _capture(a, datetime(2000, 1, 1, tzinfo=UTC))
-    cur_cap = _capture(b, datetime(2000, 1, 2, tzinfo=UTC))
+    base_cap = _capture(a, datetime(2000, 1, 1, tzinfo=UTC), url)
+    cur_cap = _capture(b, datetime(2000, 1, 2, tzinfo=UTC), url)
     prof = profile or cfg.profile
     base, cur = engine.fingerprint(base_cap, prof), engine.fingerprint(cur_cap, prof)
     first, state = engine.score_next("compare", HistoryState(), base_cap, base, base_cap.url, prof)
