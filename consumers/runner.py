@@ -328,6 +328,10 @@ class PartitionRunner:
             part = self._parts[tp] = _Partition(tp)
         if part.revoked:
             return
+        if tp.topic in self._reset_topics:
+            # Fetched at a position in the lost log, before the seek to the new log's start:
+            # the seek reads them again (and the ones before them, which this fetch skipped).
+            return
         part.queue.extend(records)
         self._set_in_flight(self._in_flight + len(records))
         if part.task is None:
@@ -487,7 +491,10 @@ class PartitionRunner:
         consumer = self.consumer
         if consumer is None:
             return
-        offsets = {p.tp: p.done for p in parts if p.done is not None and p.done != p.committed}
+        # Never commit for a topic whose log was lost and is not yet read again from its start: an
+        # offset reached at a stale position would make the records before it skipped for good.
+        offsets = {p.tp: p.done for p in parts
+                   if p.done is not None and p.done != p.committed and p.tp.topic not in self._reset_topics}
         if not offsets:
             return
         if not await self._offsets_intact([p for p in parts if p.tp in offsets and p.committed is not None]):
