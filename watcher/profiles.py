@@ -104,8 +104,8 @@ def _names_site(segment: str, host: str) -> bool:
     words = [w for w in words if len(w) > 2]
     if not labels or len(squashed) < 4 or not words:
         return False
-    if len(words) == 1 or any(squashed in lab or lab == squashed for lab in labels):
-        return any(lab in squashed or squashed in lab for lab in labels)
+    if any(squashed in lab for lab in labels):  # the whole segment is (part of) the host's name
+        return True
     own = [w for w in words if any(w in lab or lab in w for lab in labels)]
     return bool(own) and len(words) - len(own) <= 1
 
