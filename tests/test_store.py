@@ -7,8 +7,10 @@ import asyncio
 import dataclasses
 import json
 import sqlite3
+import struct
 import threading
 import time
+import zlib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -119,6 +121,10 @@ def test_fingerprint_round_trip_equals_reduced_form(keep_text: bool, keep_shingl
     assert isinstance(back.dois, frozenset)
     assert isinstance(back.headings, tuple)
     assert back.citation["citation_author"] == ("Doe, J.", "Roe, R.")
+    # the title key is derived, never stored: a decoded baseline derives the same one
+    assert back.title_key == fp.title_key == back.title.casefold() != ""
+    (n,) = struct.unpack_from("<I", blob, 1)
+    assert "title_key" not in json.loads(zlib.decompress(blob[5:5 + n]))
     if keep_shingles:
         assert back.shingles == fp.shingles
 

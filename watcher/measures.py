@@ -25,7 +25,6 @@ from rapidfuzz.fuzz import token_set_ratio
 
 from .errors import UnknownMeasureError
 from .model import Fingerprint
-from .text import normalise
 
 Direction = Literal["below", "above"]
 Kind = Literal["fraction", "bits", "count"]
@@ -226,8 +225,8 @@ def title(b: Fingerprint, c: Fingerprint, ctx: Context) -> float | None:
         return None
     if not c.title.strip():
         return 0.0
-    # Script-aware, as the text is: "الأهرام" and "الاهرام", "Ｎｅｗｓ" and "News" are one title.
-    return float(token_set_ratio(normalise(b.title), normalise(c.title))) / 100.0
+    # Script-aware, as the text is (title_key): "الأهرام" and "الاهرام", "Ｎｅｗｓ" and "News" are one title.
+    return float(token_set_ratio(b.title_key, c.title_key)) / 100.0
 
 
 def doi(b: Fingerprint, c: Fingerprint, ctx: Context) -> float | None:

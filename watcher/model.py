@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
+from .text import normalise
+
 # Topic statuses of one measure or of a capture.  "empty" is a status of its
 # own: a capture with no content is neither on- nor off-topic.
 TopicStatus = Literal["on-topic", "off-topic", "empty", "error", "baseline", "n/a"]
@@ -170,6 +172,13 @@ class Fingerprint:
     # baseline lacks scores None (n/a), never a number computed from a blank.
     features: frozenset[str] = frozenset()
     record: ScholarlyRecord | None = None
+    # The title as titles are compared (text.normalise: NFKC, case folding, Arabic letter forms),
+    # derived once per fingerprint for the title measure and the title-subject test; never stored
+    # (the codec skips fields that are not constructor arguments; a decoded fingerprint derives it).
+    title_key: str = field(default="", init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "title_key", normalise(self.title) if self.title else "")
 
     @property
     def is_empty(self) -> bool:

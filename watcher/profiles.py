@@ -32,7 +32,6 @@ from urllib.parse import urlsplit
 from . import measures as ms
 from .config import EngineConfig
 from .model import Fingerprint, MeasureResult
-from .text import normalise
 from .verdict import Decision, fmt, fmt_vs, policy_flags, scored
 
 # Collection profile ------------------------------------------------------------
@@ -115,13 +114,15 @@ def title_subject(base: str, cur: str, host: str = "") -> float | None:
     (a site's name, "Home") are set aside, so "Live blog: protests | Ahram
     Online" against "Syria talks | Ahram Online" compares the subjects only.
     ``None`` when the titles are no evidence: one is missing, or they name
-    only the site (every page of some sites has the one title "Ahram Online")."""
+    only the site (every page of some sites has the one title "Ahram Online").
+    ``base`` and ``cur`` are title keys (:attr:`Fingerprint.title_key`, normalised once
+    per fingerprint), so "الأهرام" and "الاهرام" are one segment."""
     if not base.strip() or not cur.strip():
         return None  # no title on one side: no evidence either way
     from rapidfuzz.fuzz import token_set_ratio
 
-    bs = [normalise(s.strip()) for s in _TITLE_SEP.split(base) if s.strip()]
-    cs = [normalise(s.strip()) for s in _TITLE_SEP.split(cur) if s.strip()]
+    bs = [s.strip() for s in _TITLE_SEP.split(base) if s.strip()]
+    cs = [s.strip() for s in _TITLE_SEP.split(cur) if s.strip()]
     if host and all(_names_site(s, host) for s in bs) and all(_names_site(s, host) for s in cs):
         return None
     shared = set(bs) & set(cs)
@@ -169,7 +170,7 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
                        f"{fmt_vs(cos, IDENTITY_COSINE)} < {fmt(IDENTITY_COSINE)}")
     kind = seed_kind(seed_url)
     if kind == "page" and cfg.page_subject and cos is not None and "identity" not in checks:
-        subj = title_subject(base.title, cur.title, base.host or cur.host)
+        subj = title_subject(base.title_key, cur.title_key, base.host or cur.host)
         cont = _sim(results, "containment", base, cur)
         # The text changed: by the cosine, or by as much as the "drifted" class means (a page whose
         # boilerplate outweighs its article keeps a high cosine when the article is replaced).

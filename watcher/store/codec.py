@@ -138,7 +138,7 @@ def _untag(value: Any) -> Any:
     raise ValueError(f"untagged object {sorted(value)[:3]}")
 
 
-_FP_FIELDS = {f.name: f for f in dataclasses.fields(Fingerprint)}
+_FP_FIELDS = {f.name: f for f in dataclasses.fields(Fingerprint) if f.init}  # not the derived title_key
 _REC_FIELDS = [f.name for f in dataclasses.fields(ScholarlyRecord)]
 _REC_HASHES = ("main_sample",)
 
