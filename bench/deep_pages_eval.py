@@ -30,7 +30,12 @@ they can be disputed:
 Captures are one month apart in the folder's file order; every seed is a deep
 page (``http://<site>/news/2015/<folder>``).
 
-usage: deep_pages_eval.py [--pages TAR_OR_DIR] [--otmt VENV] [--seeds 0,1,2] [--keep DIR]
+``--site-titles`` writes every capture with its ``<title>`` set to the site's
+name ("Bloomberg"), after labelling: the shape of sites that title every page
+so, where only the text and the page's own headline (``og:title``) are left to
+tell one article from another.
+
+usage: deep_pages_eval.py [--pages TAR_OR_DIR] [--otmt VENV] [--seeds 0,1,2] [--keep DIR] [--site-titles]
 """
 
 from __future__ import annotations
@@ -77,8 +82,15 @@ def _subject(title: str) -> str:
     return re.split(r"\s+[|:\-–—]\s+|\s*\|\s*", title.strip().lower())[0][:60]
 
 
-def build(pages: Path, out: Path) -> dict[str, int]:
-    """Write a gold-format directory (labels.tsv, html/<id>/<date>.html); return label counts."""
+def site_name(host: str) -> str:
+    """The name a site would title every page with: its host's first label, as words."""
+    label = host.removeprefix("www.").split(".")[0]
+    return " ".join(w.capitalize() for w in re.split(r"[\W_]+", label) if w)
+
+
+def build(pages: Path, out: Path, site_titles: bool = False) -> dict[str, int]:
+    """Write a gold-format directory (labels.tsv, html/<id>/<date>.html); return label counts.
+    ``site_titles``: every capture's title is the site's name (labels come from the real titles)."""
     html_root = pages / "html"
     folders = sorted(p for p in html_root.iterdir() if p.is_dir())
     names = {p.name for p in folders}
@@ -107,10 +119,14 @@ def build(pages: Path, out: Path) -> dict[str, int]:
         tm += 1
         counts["timemaps"] += 1
         site = m.group(1) if m else folder.name
-        url = f"http://{site if '.' in site else site + '.example'}/news/2015/{folder.name}"
+        host = site if "." in site else site + ".example"
+        url = f"http://{host}/news/2015/{folder.name}"
         (out / "html" / str(tm)).mkdir(parents=True)
         for i, (body, label) in enumerate(labelled):
             date = (T0 + timedelta(days=30 * i)).strftime("%Y%m%d%H%M%S")
+            if site_titles:
+                body = re.sub(rb"<title[^>]*>.*?</title>", f"<title>{site_name(host)}</title>".encode(), body,
+                              count=1, flags=re.I | re.S)
             (out / "html" / str(tm) / f"{date}.html").write_bytes(body)
             rows.append((tm, date, f"http://wayback.archive-it.org/9999/{date}/{url}", label))
             counts["on" if label else "off"] += 1
@@ -140,6 +156,8 @@ def main() -> int:
     ap.add_argument("--otmt", type=Path, metavar="VENV", help="also score OTMT's cosine (installed if missing)")
     ap.add_argument("--seeds", default="0,1,2", help="fold seeds of the grouped cross-validation")
     ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--site-titles", action="store_true",
+                    help="title every capture with the site's name (labels from the real titles)")
     ap.add_argument("--keep", type=Path, help="write the collection here (kept) instead of a temporary directory")
     a = ap.parse_args()
     if not a.pages.exists():
@@ -156,7 +174,7 @@ def main() -> int:
         if coll.exists():
             shutil.rmtree(coll)
         coll.mkdir(parents=True)
-        counts = build(pages, coll)
+        counts = build(pages, coll, a.site_titles)
         print(f"collection: {counts['timemaps']} TimeMaps, {counts['on']} on topic, {counts['off']} off topic, "
               f"{counts['left_out']} versions left out (comment feeds, empty)")
         result = work / "driftline.json"

@@ -12,6 +12,8 @@ import tarfile
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 from watcher.config import Config
 from watcher.engine import Engine
 from watcher.evaluate import evaluate
@@ -29,14 +31,19 @@ def _bench() -> ModuleType:
     return mod
 
 
-def test_deep_pages_replaced_by_another_article_are_found(shared_data: Path, tmp_path: Path) -> None:
+# (site titles, min F1, min precision): measured 0.954 (P 0.979) with the real titles; with every title
+# set to the site's name, where only the text and the pages' own headlines (og:title) tell articles
+# apart, 0.882 (P 0.953; 0.481 before headlines were read).
+@pytest.mark.parametrize(("site_titles", "min_f1", "min_p"), [(False, 0.90, 0.95), (True, 0.80, 0.90)])
+def test_deep_pages_replaced_by_another_article_are_found(shared_data: Path, tmp_path: Path, site_titles: bool,
+                                                          min_f1: float, min_p: float) -> None:
     src = tmp_path / "src"
     with tarfile.open(shared_data / "pages" / "newspaper-pages.tar.gz") as tf:
         tf.extractall(src, filter="data")
     pages = next(p.parent for p in src.rglob("html") if p.is_dir())
     coll = tmp_path / "coll"
     coll.mkdir()
-    counts = _bench().build(pages, coll)
+    counts = _bench().build(pages, coll, site_titles)
     assert counts["timemaps"] >= 140 and counts["off"] >= 90  # the labelled collection was built
     cfg = Config()
     engine = Engine(cfg.engine)
@@ -44,5 +51,5 @@ def test_deep_pages_replaced_by_another_article_are_found(shared_data: Path, tmp
     out = tmp_path / "out.jsonl"
     write_results((engine.scan_history(h, caps) for h, caps in it), str(out), "jsonl", cfg, it.uri_t)
     o = evaluate(str(coll), str(out)).overall
-    # Measured 0.948 (P 0.979, R 0.920) when written; OTMT's cosine at 0.12 scores 0.195 here.
-    assert o.f1 >= 0.90 and o.precision >= 0.95, (o.f1, o.precision, o.recall)
+    # OTMT's cosine at 0.12 scores 0.195 on this collection (it reads no titles: the same either way).
+    assert o.f1 >= min_f1 and o.precision >= min_p, (o.f1, o.precision, o.recall)

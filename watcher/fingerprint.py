@@ -30,12 +30,13 @@ from .extract.html import DOI_RE, HtmlDoc, normalise_ws, read_html
 from .extract.pdf import pdf_text
 from .model import Capture, ContentKind, Fingerprint, payload_digest
 from .pagekinds import detect_page_kind
-from .text import content_terms
+from .text import content_terms, normalise
 from .text import tokens as text_tokens
 
 log = logging.getLogger(__name__)
 
 _DIGITS = re.compile(r"^[\d\W_]+$")
+HEADLINE_MAX = 200  # characters of og:title kept: a headline, not a summary
 _HTML_SNIFF = re.compile(rb"<\s*(!doctype\s+html|html|head|body|title|meta|div|p|table|frameset|script|a\s)", re.I)
 _DOI_META = ("citation_doi", "dc.identifier", "prism.doi", "dc.identifier.doi", "bepress_citation_doi")
 RAW_SIMHASH_MAX_CHARS = 65536
@@ -256,6 +257,9 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True) -> 
         if site_of(host_of(target)) != site_of(host_of(capture.url)):
             redirect = target  # off-site: the site handed its address to another
     pk = detect_page_kind(doc.title, doc.headings, text, len(tokens), capture.status) if cfg.page_kinds else None
+    headline = normalise_ws((doc.meta.get("og:title") or doc.meta.get("citation_title") or [""])[0])[:HEADLINE_MAX]
+    if normalise(headline) in normalise(doc.title):
+        headline = ""  # the title says it already (or there is none): nothing to keep
     features = {"terms", "minhash", "shingles", "sample"}
     if "raw_simhash" in needed:
         features.add("raw_simhash")
@@ -274,6 +278,7 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True) -> 
         word_count=len(tokens),
         language=language,
         title=doc.title,
+        headline=headline,
         headings=tuple(doc.headings),
         term_freqs=top_terms(tf, tok.max_terms),
         shingle_count=len(hashes),

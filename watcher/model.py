@@ -172,6 +172,10 @@ class Fingerprint:
     # baseline lacks scores None (n/a), never a number computed from a blank.
     features: frozenset[str] = frozenset()
     record: ScholarlyRecord | None = None
+    # The page's own headline (og:title, else citation_title) when the <title> does not contain it:
+    # some sites title every page with their name alone, and the headline then still names a deep
+    # page's subject.  Empty when the title already says it (the common "Headline | Site").
+    headline: str = ""
     # The title as titles are compared (text.normalise: NFKC, case folding, Arabic letter forms),
     # derived once per fingerprint for the title measure and the title-subject test; never stored
     # (the codec skips fields that are not constructor arguments; a decoded fingerprint derives it).

@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 from . import measures as ms
 from .config import EngineConfig
 from .model import Fingerprint, MeasureResult
+from .text import normalise
 from .verdict import Decision, fmt, fmt_vs, policy_flags, scored
 
 # Collection profile ------------------------------------------------------------
@@ -170,7 +171,12 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
                        f"{fmt_vs(cos, IDENTITY_COSINE)} < {fmt(IDENTITY_COSINE)}")
     kind = seed_kind(seed_url)
     if kind == "page" and cfg.page_subject and cos is not None and "identity" not in checks:
-        subj = title_subject(base.title_key, cur.title_key, base.host or cur.host)
+        host = base.host or cur.host
+        # The page's own headline (og:title) names its subject where the title does not say it (a
+        # title that is the site's name, or says something else): both pages have one, it decides.
+        named_by = "headline" if base.headline and cur.headline else "title"
+        subj = (title_subject(normalise(base.headline), normalise(cur.headline), host) if named_by == "headline"
+                else title_subject(base.title_key, cur.title_key, host))
         cont = _sim(results, "containment", base, cur)
         # The text changed: by the cosine, or by as much as the "drifted" class means (a page whose
         # boilerplate outweighs its article keeps a high cosine when the article is replaced).
@@ -179,7 +185,7 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
             checks.append("replaced")
             how = (f"cosine {fmt_vs(cos, SUBJECT_COSINE)} < {fmt(SUBJECT_COSINE)}" if cos < SUBJECT_COSINE else
                    f"containment {fmt_vs(cont or 0.0, DRIFT_CONTAINMENT)} < {fmt(DRIFT_CONTAINMENT)}")
-            reasons.append(f"page replaced: another subject under the same address (title words kept "
+            reasons.append(f"page replaced: another subject under the same address ({named_by} words kept "
                            f"{fmt(subj)} < {fmt(SUBJECT_TITLE)}, {how})")
         elif subj is None and base.title.strip() and cur.title.strip() \
                 and cont is not None and cont < TEXT_REPLACED and cos < TEXT_REPLACED_COSINE:
