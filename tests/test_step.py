@@ -223,6 +223,15 @@ def test_seed_kinds_and_title_subjects() -> None:
                  "http://example.org/about-us", "http://example.org/index.php?lang=en",
                  "http://www.amnesty.nl/?PHPSESSID=cdad403a170c2c68d3476c491279bcf9"):
         assert seed_kind(site) == "site", site
+    # a profile on a platform stands for its owner, as a home page does; one video, photo or post does not
+    for profile in ("http://www.facebook.com/pages/We-are-all-Khaled-Said/477907592765",
+                    "https://www.facebook.com/groups/egyptrev/", "http://www.facebook.com/profile.php?id=100001234567",
+                    "http://www.youtube.com/user/AlJazeeraEnglish", "http://www.flickr.com/photos/3arabawy/",
+                    "https://www.youtube.com/channel/UCNye-wNBqNL5ZzHSJj3l8Bg/videos", "http://twitter.com/Ghonim"):
+        assert seed_kind(profile) == "site", profile
+    for item in ("http://www.flickr.com/photos/3arabawy/5395001234/", "http://twitter.com/Ghonim/status/123456789",
+                 "http://example.org/pages/a/1234"):
+        assert seed_kind(item) == "page", item
     # an article at the root, by slug or number, or by a numeric id in the query
     for page in ("http://example.org/live-blog-egypt-protests", "http://example.org/12345",
                  "http://example.org/live_updates_from_tahrir.html", "http://example.org/?p=4321",

@@ -64,12 +64,21 @@ _ARTICLE_SLUG = re.compile(r"^(?:(?:[^-_./]+[-_]){3,}[^-_./]+|\d{4,})(?:\.[a-z0-
 _ARTICLE_QUERY = re.compile(r"(?:^|&)(?:p|id|nid|sid|aid|page_id|article(?:_?id)?|news_?id|story(?:_?id)?|"
                             r"item(?:_?id)?|post(?:_?id)?|artikel|noticia|contentid)=\d{2,}(?:&|$)"
                             r"|(?:^|&)(?:v|vid|video(?:_?id)?)=[\w-]{6,}(?:&|$)", re.I)  # a video: watch?v=...
+# A person's or an organisation's profile on a platform stands for its owner, as a home page does
+# (activist collections hold many): a Facebook page or group, a YouTube channel, a Flickr
+# photostream, a LinkedIn company.  One video, post or photo (watch?v=..., /status/N) stays a page.
+_PROFILE = re.compile(r"^(?:(?:[\w-]+\.)*facebook\.com/(?:pages/[^/]+/\d+|groups/[^/]+|people/[^/]+/\d+|"
+                      r"profile\.php)|(?:[\w-]+\.)*youtube\.com/(?:user|channel|c)/[^/]+(?:/(?:videos|featured))?|"
+                      r"(?:[\w-]+\.)*flickr\.com/(?:photos|people)/[^/]+|(?:[\w-]+\.)*vimeo\.com/channels/[^/]+|"
+                      r"(?:[\w-]+\.)*linkedin\.com/(?:company|in)/[^/]+|plus\.google\.com/(?:u/\d+/)?\+?[^/]+"
+                      r"(?:/posts)?)/?$", re.I)
 _TITLE_SEP = re.compile(r"\s+[|\-–—:»·•]+\s+|\s*[|»·•]\s*|\s+::\s+")
 
 
 def seed_kind(url: str) -> str:
     """``"site"`` for a home page (the path is empty, an index file, or a
-    language or section root one segment deep), ``"page"`` for a deep page,
+    language or section root one segment deep) or a profile on a platform
+    (a Facebook page, a YouTube channel), ``"page"`` for a deep page,
     including an article addressed at the root (a slug of four or more words,
     a number) or by a numeric id in the query (``?p=1234``).  Why: a seed
     that names one article stands for its subject wherever the address puts
@@ -80,6 +89,8 @@ def seed_kind(url: str) -> str:
         return "site"
     path, query = split.path, split.query
     parts = [p for p in path.split("/") if p]
+    if _PROFILE.match((split.hostname or "") + path.rstrip("/")):
+        return "site"  # a profile on a platform: its owner, as a home page
     if _ARTICLE_QUERY.search(query):
         return "page"  # /?p=1234, /index.php?id=77, /news.aspx?newsid=123: one article by its number
     if not parts:
