@@ -1,6 +1,6 @@
-"""Small client helpers: produce events, read result topics.
+"""Small client helpers: produce events, read result topics, read records back.
 
-For the demo (which starts :class:`consumers.app.ConsumerApp` in-process),
+For the runner's log check (:func:`read_back`), the demo (which starts :class:`consumers.app.ConsumerApp` in-process),
 the tests and the benchmark: everything they need to talk to the app's
 broker without repeating aiokafka boilerplate.
 """
@@ -8,6 +8,7 @@ broker without repeating aiokafka boilerplate.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 import uuid
@@ -15,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.errors import OffsetOutOfRangeError
 
 from watcher.config import KafkaConfig
 from watcher.kafkasec import kafka_security_options
@@ -96,3 +98,53 @@ async def read_topic(
     finally:
         await consumer.stop()
     return out
+
+
+async def read_back(
+    bootstrap: str, kafka: KafkaConfig, offsets: Mapping[TopicPartition, int], name: str,
+) -> dict[TopicPartition, Any]:
+    """The record at each partition's offset, or None where the log no longer holds that offset
+    (it starts after it or ends before it, as its fetches' high watermark says: Tansu's ListOffsets
+    can answer a stale end offset).  Read without a group, so nothing is committed or rebalanced.
+    Raises ``KafkaError`` or ``TimeoutError`` when the broker does not answer in
+    ``kafka.request_timeout_ms``: the caller cannot tell then.
+    """
+    timeout = kafka.request_timeout_ms / 1000
+    probe = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
+                             auto_offset_reset="none", request_timeout_ms=kafka.request_timeout_ms,
+                             client_id=f"{kafka.client_id}-{name}-{uuid.uuid4().hex[:6]}",
+                             **kafka_security_options(kafka))
+    found: dict[TopicPartition, Any] = dict.fromkeys(offsets)
+    try:
+        await asyncio.wait_for(probe.start(), timeout)
+        starts = await asyncio.wait_for(probe.beginning_offsets(list(offsets)), timeout)
+        pending = {tp for tp, o in offsets.items() if o >= int(starts.get(tp, 0))}
+        if not pending:
+            return found
+        probe.assign(sorted(pending))
+        for tp in pending:
+            probe.seek(tp, offsets[tp])
+        deadline = time.monotonic() + timeout
+        while pending:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no record read back from {len(pending)} partitions in {timeout:.0f}s")
+            try:
+                batch = await probe.getmany(*pending, timeout_ms=200, max_records=1)
+            except OffsetOutOfRangeError as exc:  # the log ends before the offset
+                gone = set(exc.args[0]) if exc.args and isinstance(exc.args[0], dict) else set()
+                pending -= gone
+                if not gone:
+                    raise
+                continue
+            for tp, records in batch.items():
+                if tp in pending and records:
+                    pending.discard(tp)
+                    found[tp] = records[0] if records[0].offset == offsets[tp] else None
+            for tp in list(pending):
+                high = probe.highwater(tp)
+                if high is not None and high <= offsets[tp]:
+                    pending.discard(tp)  # fetched: the log ends before the offset
+        return found
+    finally:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(probe.stop(), 10.0)
