@@ -11,10 +11,13 @@ client's error lines during the outage are rate-limited.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaProducer
@@ -78,7 +81,17 @@ async def test_events_produced_as_the_restarted_broker_answers_are_all_scored(
     boot, k = private_broker.bootstrap_servers, cfg.kafka
     crawl = next(iter(k.input_topics))
     caplog.set_level(logging.INFO)
+    routed: set[str] = set()  # URLs of crawl events the app's router finished
     async with ConsumerApp(cfg) as app:
+        assert k.rekey and app.router is not None
+        route = app.router.handler
+
+        async def watched(record: Any) -> None:
+            await route(record)
+            with contextlib.suppress(ValueError, TypeError, AttributeError):
+                routed.add(json.loads(record.value)["url"])
+
+        app.router.handler = watched
         await _produce_as_crawler(boot, crawl, [heritrix_message(r) for r in before], 30)
         assert len(await read_topic(boot, k.results_topic, expect=len(before), timeout_s=60)) == len(before)
         assert await app.wait_caught_up(timeout_s=30)
@@ -96,22 +109,29 @@ async def test_events_produced_as_the_restarted_broker_answers_are_all_scored(
         caught_up = await app.wait_caught_up(timeout_s=60)
         dead = await read_topic(boot, k.dead_letter_topic, timeout_s=5, idle_s=1.0)
         verdicts = await read_topic(boot, k.results_topic, timeout_s=10, idle_s=1.5)
+        keyed = {m["value"].get("url") for m in await read_topic(boot, k.keyed_topic, timeout_s=10, idle_s=1.5)}
     urls = Counter(v["value"]["url"] for v in verdicts)
     ids_per_url: dict[str, set[str]] = {}
     for v in verdicts:
         ids_per_url.setdefault(v["value"]["url"], set()).add(v["value"]["verdict_id"])
     lost = [r.url for r in after if r.url not in urls]
     resent = sum(c - 1 for c in urls.values() if c > 1)
+    app_lost = [u for u in lost if u not in routed or u in keyed]
+    broker_lost = [u for u in lost if u in routed and u not in keyed]
     print(f"\nrestart: {n_after} events after the restart, {len(lost)} lost, {resent} verdicts sent twice, "
-          f"{took:.1f}s to score them; {len(outage_lines)} aiokafka log lines in the "
+          f"{took:.1f}s to score them ({len(broker_lost)} acknowledged by the broker, then gone from its log); "
+          f"{len(outage_lines)} aiokafka log lines in the "
           f"{started - outage_started:.0f}s outage")
     assert caught_up
     assert dead == []
-    # KNOWN BUG (README, "Limits"): in about 1 run of 10 under load, 1-3 events produced the moment
-    # the restarted *embedded* broker (memory storage) answers get no verdict; one race is fixed
-    # (runner.topics_recreated), the rest is not found yet.  Bounded here so that the test still
-    # fails on anything worse; it must go back to `lost == []` when the cause is fixed.
-    assert len(lost) <= n_after // 100, f"{len(lost)} of {n_after} events lost: {lost[:3]}"
+    # Who lost an event: the app (its router never finished it, or the scorer skipped a routed
+    # message still in the internal topic) must lose none.  The broker: in about 1 run of 10, the
+    # restarted Tansu (0.6.0, memory storage) refuses produce requests with UnknownError for ~20 s,
+    # then acknowledges them, and its log of the internal topic later goes backwards (its high
+    # watermark falls below an offset already read): acknowledged messages are gone (README,
+    # "Limits").  That is bounded at 1 % so the test still fails on anything worse.
+    assert app_lost == [], f"{len(app_lost)} of {n_after} events lost by the app: {app_lost[:3]}"
+    assert len(broker_lost) <= n_after // 100, f"{len(broker_lost)} routed events gone from the broker's log"
     # Records fetched at stale positions before the loss was noticed are read
     # again from the new log's start (at least once): a verdict may then be
     # sent twice, always with the same id, never two different verdicts.
