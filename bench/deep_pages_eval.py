@@ -83,8 +83,12 @@ def _subject(title: str) -> str:
 
 
 def site_name(host: str) -> str:
-    """The name a site would title every page with: its host's first label, as words."""
-    label = host.removeprefix("www.").split(".")[0]
+    """The name a site would title every page with: its host's first label, as words
+    ("Bloomberg", "Arabic Html 1"), or the address where that label is short ("Al.com")."""
+    host = host.removeprefix("www.")
+    label = host.split(".")[0]
+    if len(label) < 4:
+        return host.capitalize()
     return " ".join(w.capitalize() for w in re.split(r"[\W_]+", label) if w)
 
 

@@ -113,6 +113,8 @@ def _names_site(segment: str, host: str) -> bool:
     squashed = re.sub(r"[\W_]+", "", segment.lower())
     words = [re.sub(r"[\W_]+", "", w) for w in segment.lower().split()]
     words = [w for w in words if len(w) > 2]
+    if squashed and squashed == re.sub(r"[\W_]+", "", host.lower().removeprefix("www.")):
+        return True  # the address itself ("AL.com" on al.com)
     if not labels or len(squashed) < 4 or not words:
         return False
     if any(squashed in lab for lab in labels):  # the whole segment is (part of) the host's name
@@ -184,7 +186,9 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
     if kind == "page" and cfg.page_subject and cos is not None and "identity" not in checks:
         host = base.host or cur.host
         # The page's own headline (og:title) names its subject where the title does not say it (a
-        # title that is the site's name, or says something else): both pages have one, it decides.
+        # title that is the site's name, or one padded with section names: "Ebola: nurse named |
+        # Latest News | Breaking News UK | Daily Star"): both pages have one, it decides.  A page
+        # keeps a headline only when its title does not contain it.
         named_by = "headline" if base.headline and cur.headline else "title"
         subj = (title_subject(normalise(base.headline), normalise(cur.headline), host) if named_by == "headline"
                 else title_subject(base.title_key, cur.title_key, host))
