@@ -140,13 +140,16 @@ def title_subject(base: str, cur: str, host: str = "") -> float | None:
     if host and all(_names_site(s, host) for s in bs) and all(_names_site(s, host) for s in cs):
         return None
     shared = set(bs) & set(cs)
-    b_rest = " ".join(s for s in bs if s not in shared)
-    c_rest = " ".join(s for s in cs if s not in shared)
-    if not b_rest:  # same title (same subject), or the baseline's is the site's name alone (no evidence)
-        return 1.0 if not c_rest else None
-    if not c_rest:
+    # Each title's first segment of its own: titles lead or end with the headline around the site's
+    # name, and section names padded in ("Latest News | Breaking News UK" against "Celebs |
+    # Showbiz and TV") would dilute two different headlines into a match if all were joined.
+    b_own = next((s for s in bs if s not in shared), "")
+    c_own = next((s for s in cs if s not in shared), "")
+    if not b_own:  # same title (same subject), or the baseline's is the site's name alone (no evidence)
+        return 1.0 if not c_own else None
+    if not c_own:
         return 0.0
-    return float(token_set_ratio(b_rest, c_rest)) / 100.0
+    return float(token_set_ratio(b_own, c_own)) / 100.0
 
 
 def _measure_reasons(results: Mapping[str, MeasureResult], cfg: EngineConfig) -> tuple[bool, list[str]]:
