@@ -574,12 +574,10 @@ class PartitionRunner:
         (in one run 20 of 400, the counts read before the restart).  One probe per partition per
         assignment, without a group, only on that first commit.
         """
-        parts = [p for p in parts if p.last_sig is not None and p.done is not None]
-        consumer = self.consumer
-        if consumer is None or not parts:
-            return True
         # A snapshot: workers go on finishing records (and moving last_sig) while the probe reads.
-        sigs = {p.tp: p.last_sig for p in parts if p.last_sig is not None}
+        sigs = {p.tp: p.last_sig for p in parts if p.last_sig is not None and p.done is not None}
+        if self.consumer is None or not sigs:
+            return True
         try:
             found = await read_back(self.bootstrap, self.kafka, {tp: sig[0] for tp, sig in sigs.items()},
                                     f"{self.name}-probe")

@@ -420,7 +420,7 @@ def test_compare_reads_the_pair_as_the_address_says(tmp_path: Path) -> None:
         == "off-topic"
 
 
-def test_a_deep_page_titled_with_the_site_name_is_judged_by_its_headline() -> None:
+def test_a_deep_page_titled_with_the_site_name_is_judged_by_its_headline(tmp_path: Path) -> None:
     """Some sites title every page with their name alone but still give each article its own
     ``og:title``: the headline then names the subject, as a title would.  Menus that outweigh the
     article keep the text test ("another text") from seeing the replacement; the headline does.
@@ -442,9 +442,15 @@ def test_a_deep_page_titled_with_the_site_name_is_judged_by_its_headline() -> No
     eng = Engine(EngineConfig())
     fa = eng.fingerprint(cap(0, a, url=deep))
     assert fa.headline == "Live: protests in Tahrir Square" and fa.title == "Ahram Online"
-    r = eng.scan_history("k", [cap(0, a, url=deep), cap(1, a2, url=deep), cap(2, b, url=deep)]).verdicts
+    caps = [cap(0, a, url=deep), cap(1, a2, url=deep), cap(2, b, url=deep)]
+    r = eng.scan_history("k", caps).verdicts
     assert [v.status for v in r] == ["on-topic", "on-topic", "off-topic"]
     assert "replaced" in r[2].checks and "headline words kept" in r[2].reason
+    # the stream keeps the baseline's headline in the store and says the same
+    with SQLiteStore(tmp_path / "s.db") as store:
+        watcher = Watcher(Engine(EngineConfig()), store)
+        stream = [watcher.process(c) for c in caps]
+    assert [(v.status, v.reason) for v in stream] == [(v.status, v.reason) for v in r]
     # without the headlines the menus hide the replacement from the text test
     plain = eng.scan_history("k", [cap(0, textgen.html([*menu, textgen.paragraph("music", 200, 1)], "Ahram Online"),
                                          url=deep),

@@ -30,7 +30,7 @@ from .extract.html import DOI_RE, HtmlDoc, normalise_ws, read_html
 from .extract.pdf import pdf_text
 from .model import Capture, ContentKind, Fingerprint, payload_digest
 from .pagekinds import detect_page_kind
-from .text import content_terms, normalise
+from .text import content_terms
 from .text import tokens as text_tokens
 
 log = logging.getLogger(__name__)
@@ -257,9 +257,8 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True) -> 
         if site_of(host_of(target)) != site_of(host_of(capture.url)):
             redirect = target  # off-site: the site handed its address to another
     pk = detect_page_kind(doc.title, doc.headings, text, len(tokens), capture.status) if cfg.page_kinds else None
+    # kept by the Fingerprint only where the title does not contain it (see Fingerprint.headline)
     headline = normalise_ws((doc.meta.get("og:title") or doc.meta.get("citation_title") or [""])[0])[:HEADLINE_MAX]
-    if normalise(headline) in normalise(doc.title):
-        headline = ""  # the title says it already (or there is none): nothing to keep
     features = {"terms", "minhash", "shingles", "sample"}
     if "raw_simhash" in needed:
         features.add("raw_simhash")

@@ -176,13 +176,21 @@ class Fingerprint:
     # some sites title every page with their name alone, and the headline then still names a deep
     # page's subject.  Empty when the title already says it (the common "Headline | Site").
     headline: str = ""
-    # The title as titles are compared (text.normalise: NFKC, case folding, Arabic letter forms),
-    # derived once per fingerprint for the title measure and the title-subject test; never stored
-    # (the codec skips fields that are not constructor arguments; a decoded fingerprint derives it).
+    # The title and the headline as they are compared (text.normalise: NFKC, case folding, Arabic
+    # letter forms), derived once per fingerprint for the title measure and the title-subject test;
+    # never stored (the codec skips fields that are not constructor arguments; a decoded
+    # fingerprint derives them).
     title_key: str = field(default="", init=False, repr=False, compare=False)
+    headline_key: str = field(default="", init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "title_key", normalise(self.title) if self.title else "")
+        title_key = normalise(self.title) if self.title else ""
+        headline_key = normalise(self.headline) if self.headline else ""
+        if headline_key in title_key:  # the title says it already (or there is none): nothing to keep
+            object.__setattr__(self, "headline", "")
+            headline_key = ""
+        object.__setattr__(self, "title_key", title_key)
+        object.__setattr__(self, "headline_key", headline_key)
 
     @property
     def is_empty(self) -> bool:

@@ -32,7 +32,6 @@ from urllib.parse import urlsplit
 from . import measures as ms
 from .config import EngineConfig
 from .model import Fingerprint, MeasureResult
-from .text import normalise
 from .verdict import Decision, fmt, fmt_vs, policy_flags, scored
 
 # Collection profile ------------------------------------------------------------
@@ -193,7 +192,7 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
         # Latest News | Breaking News UK | Daily Star"): both pages have one, it decides.  A page
         # keeps a headline only when its title does not contain it.
         named_by = "headline" if base.headline and cur.headline else "title"
-        subj = (title_subject(normalise(base.headline), normalise(cur.headline), host) if named_by == "headline"
+        subj = (title_subject(base.headline_key, cur.headline_key, host) if named_by == "headline"
                 else title_subject(base.title_key, cur.title_key, host))
         cont = _sim(results, "containment", base, cur)
         # The text changed: by the cosine, or by as much as the "drifted" class means (a page whose
