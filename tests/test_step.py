@@ -227,10 +227,12 @@ def test_seed_kinds_and_title_subjects() -> None:
     for profile in ("http://www.facebook.com/pages/We-are-all-Khaled-Said/477907592765",
                     "https://www.facebook.com/groups/egyptrev/", "http://www.facebook.com/profile.php?id=100001234567",
                     "http://www.youtube.com/user/AlJazeeraEnglish", "http://www.flickr.com/photos/3arabawy/",
-                    "https://www.youtube.com/channel/UCNye-wNBqNL5ZzHSJj3l8Bg/videos", "http://twitter.com/Ghonim"):
+                    "https://www.youtube.com/channel/UCNye-wNBqNL5ZzHSJj3l8Bg/videos", "http://twitter.com/Ghonim",
+                    "http://www.facebook.com/elshaheeed.co.uk", "https://www.facebook.com/ahmed.maher.5/"):
         assert seed_kind(profile) == "site", profile
     for item in ("http://www.flickr.com/photos/3arabawy/5395001234/", "http://twitter.com/Ghonim/status/123456789",
-                 "http://example.org/pages/a/1234"):
+                 "http://example.org/pages/a/1234", "http://www.facebook.com/event.php?eid=1234",
+                 "https://www.facebook.com/elshaheeed.co.uk/posts/123456"):
         assert seed_kind(item) == "page", item
     # an article at the root, by slug or number, or by a numeric id in the query
     for page in ("http://example.org/live-blog-egypt-protests", "http://example.org/12345",
@@ -248,6 +250,20 @@ def test_seed_kinds_and_title_subjects() -> None:
     other = "Helen Wood cheating boyfriend | Celebs | Showbiz and TV | Latest Celeb Gossip and Celeb News | Daily Star"
     subject = _subject(star, other)
     assert subject is not None and subject < 0.5
+    # the headline is the longest segment of its own, wherever the template puts it: a changed
+    # section before an edited headline is the same subject, another headline is not
+    assert _subject("News | Egypt protests turn violent | Site",
+                    "World | Egypt protests turned violent, police say | Site", "site.org") > 0.5
+    assert _subject("News | Egypt protests turn violent | Site", "World | Syria talks stall in Geneva | Site",
+                    "site.org") < 0.5
+    # a headline kept under a new title template (the site's name respelled, a section added) is no
+    # evidence of another subject; the baseline's subject gone from the title is
+    jazeera = "english.aljazeera.net"
+    assert _subject("Egypt protests - Al Jazeera English", "Egypt protests | News | Al Jazeera", jazeera) is None
+    assert _subject("Egypt protests - Al Jazeera English", "Al Jazeera", jazeera) == 0.0
+    assert _subject("Egypt protests - Al Jazeera English", "Middle East | Al Jazeera", jazeera) < 0.5
+    assert _subject("PERRIS: Woman ordered hit on father of her child, police say - Press Enterprise",
+                    "Lake Elsinore : Press Enterprise", "www.pe.com") < 0.5
 
 
 def test_a_deep_page_replaced_by_another_article_of_the_site_is_off_topic() -> None:

@@ -65,9 +65,12 @@ _ARTICLE_QUERY = re.compile(r"(?:^|&)(?:p|id|nid|sid|aid|page_id|article(?:_?id)
                             r"|(?:^|&)(?:v|vid|video(?:_?id)?)=[\w-]{6,}(?:&|$)", re.I)  # a video: watch?v=...
 # A person's or an organisation's profile on a platform stands for its owner, as a home page does
 # (activist collections hold many): a Facebook page or group, a YouTube channel, a Flickr
-# photostream, a LinkedIn company.  One video, post or photo (watch?v=..., /status/N) stays a page.
+# photostream, a LinkedIn company; facebook.com/<name> is a page's or a person's own address
+# ("elshaheeed.co.uk", "ahmed.maher.5").  One video, post or photo (watch?v=..., /status/N) stays a page.
 _PROFILE = re.compile(r"^(?:(?:[\w-]+\.)*facebook\.com/(?:pages/[^/]+/\d+|groups/[^/]+|people/[^/]+/\d+|"
-                      r"profile\.php)|(?:[\w-]+\.)*youtube\.com/(?:user|channel|c)/[^/]+(?:/(?:videos|featured))?|"
+                      r"profile\.php|(?!(?:events|notes|media|watch|hashtag|sharer|photo|video|story)\b|"
+                      r"[\w.-]+\.php$)[\w.-]+)|"
+                      r"(?:[\w-]+\.)*youtube\.com/(?:user|channel|c)/[^/]+(?:/(?:videos|featured))?|"
                       r"(?:[\w-]+\.)*flickr\.com/(?:photos|people)/[^/]+|(?:[\w-]+\.)*vimeo\.com/channels/[^/]+|"
                       r"(?:[\w-]+\.)*linkedin\.com/(?:company|in)/[^/]+|plus\.google\.com/(?:u/\d+/)?\+?[^/]+"
                       r"(?:/posts)?)/?$", re.I)
@@ -123,32 +126,39 @@ def _names_site(segment: str, host: str) -> bool:
 
 
 def title_subject(base: str, cur: str, host: str = "") -> float | None:
-    """Similarity of the titles' own words: the segments the two titles share
-    (a site's name, "Home") are set aside, so "Live blog: protests | Ahram
-    Online" against "Syria talks | Ahram Online" compares the subjects only.
-    ``None`` when the titles are no evidence: one is missing, or they name
-    only the site (every page of some sites has the one title "Ahram Online").
-    ``base`` and ``cur`` are title keys (:attr:`Fingerprint.title_key`, normalised once
-    per fingerprint), so "الأهرام" and "الاهرام" are one segment."""
+    """Similarity of the titles' own words: the segments that name the site
+    and the segments the two titles share (a section, "Home") are set aside,
+    so "Live blog: protests | Ahram Online" against "Syria talks | Ahram
+    Online" compares the subjects only, and a headline kept under a new title
+    template ("Egypt protests - Al Jazeera English", then "Egypt protests |
+    News | Al Jazeera") is not read as another subject.  ``None`` when the
+    titles are no evidence: one is missing, or the baseline's names only the
+    site (every page of some sites has the one title "Ahram Online").
+    ``base`` and ``cur`` are title keys (:attr:`Fingerprint.title_key`,
+    normalised once per fingerprint), so "الأهرام" and "الاهرام" are one
+    segment."""
     if not base.strip() or not cur.strip():
         return None  # no title on one side: no evidence either way
     from rapidfuzz.fuzz import token_set_ratio
 
     bs = [s.strip() for s in _TITLE_SEP.split(base) if s.strip()]
     cs = [s.strip() for s in _TITLE_SEP.split(cur) if s.strip()]
-    if host and all(_names_site(s, host) for s in bs) and all(_names_site(s, host) for s in cs):
-        return None
-    shared = set(bs) & set(cs)
-    # Each title's first segment of its own: titles lead or end with the headline around the site's
-    # name, and section names padded in ("Latest News | Breaking News UK" against "Celebs |
-    # Showbiz and TV") would dilute two different headlines into a match if all were joined.
-    b_own = next((s for s in bs if s not in shared), "")
-    c_own = next((s for s in cs if s not in shared), "")
-    if not b_own:  # same title (same subject), or the baseline's is the site's name alone (no evidence)
+    if host:
+        bs = [s for s in bs if not _names_site(s, host)]
+        cs = [s for s in cs if not _names_site(s, host)]
+    if not bs:
+        return None  # the baseline's title names the site alone
+    b_own = [s for s in bs if s not in cs]
+    c_own = [s for s in cs if s not in bs]
+    if not b_own:  # same title (same subject), or the baseline's is all labels the capture repeats
         return 1.0 if not c_own else None
     if not c_own:
-        return 0.0
-    return float(token_set_ratio(b_own, c_own)) / 100.0
+        return 0.0  # the subject gone from the title, labels left
+    # Each title's longest segment of its own is its subject: the headline is the long one wherever
+    # the template puts it ("News | <headline> | Site"), and section names padded in ("Latest News
+    # | Breaking News UK" against "Celebs | Showbiz and TV") would dilute two headlines into a match
+    # if all were joined.
+    return float(token_set_ratio(max(b_own, key=len), max(c_own, key=len))) / 100.0
 
 
 def _measure_reasons(results: Mapping[str, MeasureResult], cfg: EngineConfig) -> tuple[bool, list[str]]:
