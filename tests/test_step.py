@@ -74,6 +74,52 @@ def test_text_profile_on_the_six_drift_cases(case: str, tmp_path: Path) -> None:
         assert out["reason"].startswith("text replaced")
 
 
+def _reworded(every: int, how: str) -> bytes:
+    """BASE with one word in ``every`` mistyped (two letters swapped) or replaced by another word."""
+    words = " ".join(BASE).split()
+    for i in range(5, len(words), every):
+        w = words[i]
+        words[i] = (w[:1] + w[2:3] + w[1:2] + w[3:] if len(w) > 3 else w) if how == "typo" else "alternative"
+    return textgen.html([" ".join(words)], "A report")
+
+
+@pytest.mark.parametrize("every", [50, 25, 12])
+def test_text_profile_tells_typos_from_rewording_in_batch_compare_and_stream(every: int, tmp_path: Path) -> None:
+    """Shingles count a mistyped word like a replaced one: at one word in 25, both lose a fifth of
+    the shingles.  The text profile aligns the words (it keeps the baseline's word sequence), so
+    typos are minor at any density and the same density of other words is drifted; the same in
+    batch, compare and the stream over the real store."""
+    cfg = EngineConfig(profile="text")
+    base = textgen.html(BASE, "A report")
+    (tmp_path / "a.html").write_bytes(base)
+    want = {"typo": "minor", "other": "drifted"}
+    for how, change in want.items():
+        page = _reworded(every, how)
+        (tmp_path / "b.html").write_bytes(page)
+        cmp = compare_files(str(tmp_path / "a.html"), str(tmp_path / "b.html"), cfg)
+        batch = Engine(cfg).scan_history("h", [cap(0, base), cap(1, page)]).verdicts[1]
+        with SQLiteStore(tmp_path / f"{how}.db") as store:
+            w = Watcher(Engine(cfg), store)
+            stream = [w.process(c) for c in (cap(0, base), cap(1, page))][1]
+        assert cmp["change"] == batch.change == stream.change == change, (how, every, batch.reason)
+        assert batch.reason == stream.reason == cmp["reason"]
+        assert ("differ by a typo" in batch.reason) == (how == "typo")
+        # the shingle containment alone cannot tell them apart: both are below the "minor" line
+        assert batch.measures["containment"].score is not None and batch.measures["containment"].score < 0.9
+
+
+def test_typo_rules() -> None:
+    from watcher.profiles import typos_forgiven
+
+    base = ["the", "committee", "recieved", "the", "report", "from", "the", "ministry", "under", "article12b"]
+    fixed = ["the", "committee", "received", "the", "report", "form", "the", "ministry", "under", "article13b"]
+    n, cont, _ = typos_forgiven(base, fixed, 4)
+    assert n == 2 and cont < 1.0  # received, form (letters swapped); article12b -> article13b changes a fact
+    assert typos_forgiven(base, base, 4) == (0, 1.0, 1.0)
+    n, _, _ = typos_forgiven(["he", "jumps", "over", "it"], ["he", "jumped", "over", "it"], 4)
+    assert n == 0  # two edits in a short word: another word form, not a typo
+
+
 def test_compare_scan_and_stream_agree_on_a_pair(tmp_path: Path) -> None:
     a = textgen.html(BASE)
     b = textgen.html([*BASE[:2], textgen.paragraph("space", 250, 3), BASE[3]])

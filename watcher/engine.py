@@ -73,7 +73,8 @@ class Engine:
     def fingerprint(self, capture: Capture, profile: str | None = None) -> Fingerprint:
         """``capture``'s fingerprint for ``profile`` (the configured one by default): the scholarly
         record is read only where the profile compares it (``doi``)."""
-        return fingerprint(capture, self.config, record=(profile or self.config.profile) == "doi")
+        prof = profile or self.config.profile
+        return fingerprint(capture, self.config, record=prof == "doi", words_kept=prof == "text")
 
     def compare(self, base: Fingerprint, cur: Fingerprint, seed_url: str = "", profile: str | None = None, *,
                 doi: str | None = None, expected_title: str | None = None
@@ -89,7 +90,8 @@ class Engine:
                                expected_title=expected_title, doi_params=self.doi)
 
     def _state_form(self, fp: Fingerprint, profile: str) -> Fingerprint:
-        return state_form(fp, self.config.tokens.keep_shingles, self.config.tokens.keep_tokens,
+        # the text profile aligns the baseline's words with the capture's (typos: profiles.text)
+        return state_form(fp, self.config.tokens.keep_shingles, self.config.tokens.keep_tokens or profile == "text",
                           keep_record=profile == "doi")
 
     def score_next(self, history: str, state: HistoryState, cap: Capture, fp: Fingerprint,

@@ -172,11 +172,13 @@ def top_terms(tf: Counter[str], n: int) -> dict[str, int]:
     return dict(sorted(tf.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
 
 
-def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True) -> Fingerprint:
+def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, words_kept: bool = False) -> Fingerprint:
     """Fingerprint ``capture``; never raises on bad content.
 
     ``record``: read the scholarly record (citation, Dublin Core, schema.org meta and the main
-    text), which only the ``doi`` profile compares; it is a fifth of the cost of a fingerprint."""
+    text), which only the ``doi`` profile compares; it is a fifth of the cost of a fingerprint.
+    ``words_kept``: keep the word sequence (as ``tokens.keep_tokens`` does), which the ``text``
+    profile aligns to tell a fixed typo from a reworded sentence."""
     content = capture.content or b""
     digest = capture.effective_digest or payload_digest(content)
     if capture.content is None:
@@ -266,7 +268,8 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True) -> 
         features.add("tf_simhash")
     if tok.keep_shingles:
         features.add("shingles")
-    if tok.keep_tokens:
+    keep_words = tok.keep_tokens or words_kept
+    if keep_words:
         features.add("tokens")
     if tok.keep_text:
         features.add("text")
@@ -293,7 +296,7 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True) -> 
         # The whole set while the capture is scored (and kept for re-scoring); a baseline keeps the sample.
         shingles=frozenset(int(h) for h in hashes),
         shingle_sample=hashes[:SHINGLE_SAMPLE].astype("<u8").tobytes(),
-        tokens=tuple(tokens) if tok.keep_tokens else None,
+        tokens=tuple(tokens) if keep_words else None,
         text=text if tok.keep_text else None,
         stemmed=tok.stemming,
         boilerplate_removed=cfg.extract.main_content,

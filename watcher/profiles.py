@@ -26,7 +26,7 @@ name.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from urllib.parse import urlsplit
 
 from . import measures as ms
@@ -242,12 +242,63 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
                     + (f", containment {fmt(cont)})" if cont is not None else ")"), 0.1)
 
 
+# A typo: one edit (a letter added, dropped, changed, or two swapped: Damerau's four), two in a long
+# word; words with digits are never typos ("2012" -> "2013" changes a fact).
+TYPO_MIN_CHARS = 4
+TYPO_LONG_CHARS = 8
+_ALIGN_MAX_WORDS = 20_000  # words aligned per side (the Levenshtein measure's cap)
+
+
+def _is_typo(a: str, b: str) -> bool:
+    from rapidfuzz.distance import OSA
+
+    if min(len(a), len(b)) < TYPO_MIN_CHARS or any(ch.isdigit() for ch in a + b):
+        return False
+    return OSA.distance(a, b) <= (2 if min(len(a), len(b)) >= TYPO_LONG_CHARS else 1)
+
+
+def typos_forgiven(base: Sequence[str], cur: Sequence[str], shingle_size: int) -> tuple[int, float, float]:
+    """Align the two word sequences and put back the baseline's word where
+    the capture has a typo of it (or the baseline had the typo and the
+    capture fixed it); the count of such words, then the exact containment
+    and resemblance of the word shingles after that.  Why: shingles count a
+    fixed typo like a replaced word (one word touches ``shingle_size``
+    shingles), so typos and rewording of the same density look alike; a
+    typo is an edit inside a word, rewording puts another word."""
+    from rapidfuzz.distance import Levenshtein
+
+    from .fingerprint import shingle_hashes
+
+    b, c = list(base[:_ALIGN_MAX_WORDS]), list(cur[:_ALIGN_MAX_WORDS])
+    fixed = list(c)
+    typos = 0
+    for op in Levenshtein.opcodes(b, c):
+        if op.tag != "replace" or op.src_end - op.src_start != op.dest_end - op.dest_start:
+            continue
+        for i, j in zip(range(op.src_start, op.src_end), range(op.dest_start, op.dest_end), strict=True):
+            if _is_typo(b[i], c[j]):
+                fixed[j] = b[i]
+                typos += 1
+    bs = set(shingle_hashes(b, shingle_size).tolist())
+    cs = set(shingle_hashes(fixed, shingle_size).tolist())
+    if not bs:
+        return typos, 1.0 if not cs else 0.0, 1.0 if not cs else 0.0
+    inter = len(bs & cs)
+    return typos, inter / len(bs), inter / len(bs | cs)
+
+
 def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResult], cfg: EngineConfig,
          seed_url: str) -> Decision:
     """Is the text that was there still there?"""
     cont = _sim(results, "containment", base, cur)
     res = _sim(results, "resemblance", base, cur)
     cos = _sim(results, "cosine", base, cur)
+    typos = 0
+    if base.tokens and cur.tokens and cont is not None and cont < TEXT_UNCHANGED:
+        # Both word sequences are here (the profile keeps them): a fixed typo is not rewording.
+        n, t_cont, t_res = typos_forgiven(base.tokens, cur.tokens, cfg.tokens.shingle_size)
+        if n:
+            typos, cont, res = n, t_cont, t_res
     off_policy, m_reasons = _measure_reasons(results, cfg)
     if off_policy:
         return Decision("off-topic", "off-topic", "text gone: " + "; ".join(m_reasons), 0.9, ("replaced",))
@@ -258,10 +309,13 @@ def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResul
         if cos is not None:
             why += f", cosine {fmt(cos)}"
         return Decision("off-topic", "off-topic", "; ".join([why, *m_reasons]), 0.9, ("replaced",))
+    fixed = f"{typos} word{'s' if typos > 1 else ''} differ by a typo, " if typos else ""
     if cont >= TEXT_UNCHANGED and (res is None or res >= TEXT_UNCHANGED):
+        if typos:
+            return Decision("on-topic", "minor", f"text kept ({fixed}containment {fmt(cont)} without them)", 0.1)
         return Decision("on-topic", "unchanged", f"same text (containment {fmt(cont)})", 0.0)
     if cont >= TEXT_MINOR:
         extra = "text added around it" if (res is not None and res < TEXT_MINOR) else "small edits"
-        return Decision("on-topic", "minor", f"text kept ({extra}; containment {fmt(cont)})", 0.1)
+        return Decision("on-topic", "minor", f"text kept ({fixed}{extra}; containment {fmt(cont)})", 0.1)
     return Decision("on-topic", "drifted", f"text drifted: containment {fmt(cont)} < {fmt(TEXT_MINOR)} "
-                    f"(part of the text was replaced or reworded)", 0.5)
+                    f"({fixed}part of the text was replaced or reworded)", 0.5)
