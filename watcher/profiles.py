@@ -246,7 +246,9 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
 # word; words with digits are never typos ("2012" -> "2013" changes a fact).
 TYPO_MIN_CHARS = 4
 TYPO_LONG_CHARS = 8
-_ALIGN_MAX_WORDS = 20_000  # words aligned per side (the Levenshtein measure's cap)
+# Longer texts keep the sketch's containment: the alignment's memory grows with the product of the
+# lengths (20,000 words a side: some 50 MB, a fraction of a second).
+ALIGN_MAX_WORDS = 20_000
 
 
 def _is_typo(a: str, b: str) -> bool:
@@ -269,7 +271,7 @@ def typos_forgiven(base: Sequence[str], cur: Sequence[str], shingle_size: int) -
 
     from .fingerprint import shingle_hashes
 
-    b, c = list(base[:_ALIGN_MAX_WORDS]), list(cur[:_ALIGN_MAX_WORDS])
+    b, c = list(base), list(cur)
     fixed = list(c)
     typos = 0
     for op in Levenshtein.opcodes(b, c):
@@ -294,7 +296,8 @@ def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResul
     res = _sim(results, "resemblance", base, cur)
     cos = _sim(results, "cosine", base, cur)
     typos = 0
-    if base.tokens and cur.tokens and cont is not None and cont < TEXT_UNCHANGED:
+    if base.tokens and cur.tokens and cont is not None and cont < TEXT_UNCHANGED \
+            and max(len(base.tokens), len(cur.tokens)) <= ALIGN_MAX_WORDS:
         # Both word sequences are here (the profile keeps them): a fixed typo is not rewording.
         n, t_cont, t_res = typos_forgiven(base.tokens, cur.tokens, cfg.tokens.shingle_size)
         if n:
@@ -309,7 +312,7 @@ def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResul
         if cos is not None:
             why += f", cosine {fmt(cos)}"
         return Decision("off-topic", "off-topic", "; ".join([why, *m_reasons]), 0.9, ("replaced",))
-    fixed = f"{typos} word{'s' if typos > 1 else ''} differ by a typo, " if typos else ""
+    fixed = f"{typos} word{'s differ' if typos > 1 else ' differs'} by a typo, " if typos else ""
     if cont >= TEXT_UNCHANGED and (res is None or res >= TEXT_UNCHANGED):
         if typos:
             return Decision("on-topic", "minor", f"text kept ({fixed}containment {fmt(cont)} without them)", 0.1)
