@@ -92,9 +92,13 @@ def site_name(host: str) -> str:
     return " ".join(w.capitalize() for w in re.split(r"[\W_]+", label) if w)
 
 
-def build(pages: Path, out: Path, site_titles: bool = False) -> dict[str, int]:
+_HEADLINE_META = re.compile(rb"<meta\b[^>]*(?:og:title|citation_title)[^>]*>", re.I)
+
+
+def build(pages: Path, out: Path, site_titles: bool = False, no_headlines: bool = False) -> dict[str, int]:
     """Write a gold-format directory (labels.tsv, html/<id>/<date>.html); return label counts.
-    ``site_titles``: every capture's title is the site's name (labels come from the real titles)."""
+    ``site_titles``: every capture's title is the site's name (labels come from the real titles);
+    ``no_headlines``: no capture declares its headline (``og:title``, ``citation_title`` removed)."""
     html_root = pages / "html"
     folders = sorted(p for p in html_root.iterdir() if p.is_dir())
     names = {p.name for p in folders}
@@ -131,6 +135,8 @@ def build(pages: Path, out: Path, site_titles: bool = False) -> dict[str, int]:
             if site_titles:
                 body = re.sub(rb"<title[^>]*>.*?</title>", f"<title>{site_name(host)}</title>".encode(), body,
                               count=1, flags=re.I | re.S)
+            if no_headlines:
+                body = _HEADLINE_META.sub(b"", body)
             (out / "html" / str(tm) / f"{date}.html").write_bytes(body)
             rows.append((tm, date, f"http://wayback.archive-it.org/9999/{date}/{url}", label))
             counts["on" if label else "off"] += 1
@@ -162,6 +168,8 @@ def main() -> int:
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--site-titles", action="store_true",
                     help="title every capture with the site's name (labels from the real titles)")
+    ap.add_argument("--no-headlines", action="store_true",
+                    help="remove og:title and citation_title from every capture (pages that declare no headline)")
     ap.add_argument("--keep", type=Path, help="write the collection here (kept) instead of a temporary directory")
     a = ap.parse_args()
     if not a.pages.exists():
@@ -178,7 +186,7 @@ def main() -> int:
         if coll.exists():
             shutil.rmtree(coll)
         coll.mkdir(parents=True)
-        counts = build(pages, coll, a.site_titles)
+        counts = build(pages, coll, a.site_titles, a.no_headlines)
         print(f"collection: {counts['timemaps']} TimeMaps, {counts['on']} on topic, {counts['off']} off topic, "
               f"{counts['left_out']} versions left out (comment feeds, empty)")
         result = work / "driftline.json"

@@ -523,3 +523,51 @@ def test_a_deep_page_titled_with_the_site_name_is_judged_by_its_headline(tmp_pat
     titled = textgen.html(["words of an article"], "Live: protests in Tahrir Square | Ahram Online")
     og = b'<meta property="og:title" content="Live: protests in Tahrir Square">'
     assert eng.fingerprint(cap(0, titled.replace(b"<title>", og + b"<title>", 1), url=deep)).headline == ""
+
+
+def test_a_deep_page_without_title_or_headline_of_its_own_is_judged_by_its_heading(tmp_path: Path) -> None:
+    """Pages of the 2010s often declare no headline (no og:title) and some sites title every page
+    with their name: the titles are then no evidence, menus hide the replacement from the text
+    test, and the page's first-level heading still names the article.  It is weaker evidence than
+    a declared headline, so it speaks only where the titles name no subject.  Deep-page collection
+    with every title set to the site's name and no og:title: F1 0.502 -> 0.860 (P 0.963)."""
+    host = "english.ahram.org.eg"
+    deep = f"http://{host}/NewsContent/1/64/12345/Egypt/Politics-/Live-blog.aspx"
+    menu = [textgen.paragraph(t, 250, 50 + i) for i, t in enumerate(["space", "cooking", "space", "cooking"])]
+
+    def page(topic: str, seed: int, heading: str, title: str = "Ahram Online", extra: str = "",
+             menus: bool = True) -> bytes:
+        body = textgen.html([*(menu if menus else []), textgen.paragraph(topic, 200, seed), extra], title)
+        # the logo is a first-level heading too, and too short to be a headline
+        return body.replace(f"<h1>{title}</h1>".encode(), f"<h1>Ahram</h1><h1>{heading}</h1>".encode(), 1)
+
+    a = page("music", 1, "Live: protests in Tahrir Square")
+    a2 = page("music", 1, "Live: protests in Tahrir Square, day two", extra="Update: the march reached the square.")
+    b = page("garden", 2, "Syria talks stall in Geneva")
+    eng = Engine(EngineConfig())
+    fa = eng.fingerprint(cap(0, a, url=deep))
+    assert fa.heading == "Live: protests in Tahrir Square" and fa.headline == ""
+    caps = [cap(0, a, url=deep), cap(1, a2, url=deep), cap(2, b, url=deep)]
+    r = eng.scan_history("k", caps).verdicts
+    assert [v.status for v in r] == ["on-topic", "on-topic", "off-topic"]
+    assert "replaced" in r[2].checks and "heading words kept" in r[2].reason
+    with SQLiteStore(tmp_path / "s.db") as store:  # the baseline's heading survives the store
+        watcher = Watcher(Engine(EngineConfig()), store)
+        stream = [watcher.process(c) for c in caps]
+    assert [(v.status, v.reason) for v in stream] == [(v.status, v.reason) for v in r]
+    # titles that name the subject decide; the heading is not read then
+    live = "Live: protests in Tahrir Square | Ahram Online"
+    t1 = page("music", 1, "Syria talks stall in Geneva", title=live, menus=False)
+    t2 = page("garden", 2, "Crowds gather again at dawn", title=live, menus=False)  # a live blog's new entries
+    assert eng.scan_history("k", [cap(0, t1, url=deep), cap(1, t2, url=deep)]).verdicts[1].status == "on-topic"
+    # a home page's baseline keeps no heading: it never names a home page's subject
+    home = eng.scan_history("k", [cap(0, a), cap(1, b)])
+    assert home.verdicts[1].status == "on-topic"
+    state = eng.score_next("k", HistoryState(), cap(0, a), eng.fingerprint(cap(0, a)), URL)[1]
+    assert state.baseline is not None and state.baseline.fingerprint.heading == ""
+    deep_state = eng.score_next("k", HistoryState(), cap(0, a, url=deep), fa, deep)[1]
+    assert deep_state.baseline is not None and deep_state.baseline.fingerprint.heading == fa.heading
+    # a script inside a heading is not its text
+    scripted = a.replace(b"<h1>Live:", b"<h1><script>var ad_slot = 'x';</script>Live:", 1)
+    assert scripted != a
+    assert eng.fingerprint(cap(0, scripted, url=deep)).heading == "Live: protests in Tahrir Square"

@@ -15,6 +15,7 @@ verdict the stream would store for the same capture, never a second opinion.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 from collections.abc import Iterable, Sequence
@@ -24,6 +25,7 @@ from . import measures as ms
 from .config import DEFAULT_VOTING, DoiConfig, EngineConfig
 from .fingerprint import fingerprint
 from .model import Behaviour, Capture, Fingerprint, HistoryResult, MeasureResult, Verdict, ts14, utc
+from .profiles import seed_kind
 from .step import HistoryState, Reference, make_verdict, pinned_here, state_form, unfit_reason
 from .verdict import Decision, decide, drift_score, extraction_failed, score_measures
 
@@ -89,10 +91,12 @@ class Engine:
         return results, decide(base, cur, results, self.config, seed_url, profile, doi=doi,
                                expected_title=expected_title, doi_params=self.doi)
 
-    def _state_form(self, fp: Fingerprint, profile: str) -> Fingerprint:
-        # the text profile aligns the baseline's words with the capture's (typos: profiles.text)
-        return state_form(fp, self.config.tokens.keep_shingles, self.config.tokens.keep_tokens or profile == "text",
+    def _state_form(self, fp: Fingerprint, profile: str, seed: str) -> Fingerprint:
+        # the text profile aligns the baseline's words with the capture's (typos: profiles.text); a
+        # first-level heading names a deep page's subject, never a home page's (profiles.collection)
+        kept = state_form(fp, self.config.tokens.keep_shingles, self.config.tokens.keep_tokens or profile == "text",
                           keep_record=profile == "doi")
+        return dataclasses.replace(kept, heading="") if kept.heading and seed_kind(seed) == "site" else kept
 
     def score_next(self, history: str, state: HistoryState, cap: Capture, fp: Fingerprint,
                    seed_url: str | None = None, profile: str | None = None) -> tuple[Verdict, HistoryState]:
@@ -109,22 +113,22 @@ class Engine:
             why = unfit_reason(fp, pol.policy)
             if why is None:
                 d = Decision("on-topic", "baseline", "pinned baseline capture", 0.0)
-                pin = Reference(t, cap.uri_m, self._state_form(fp, prof))
+                pin = Reference(t, cap.uri_m, self._state_form(fp, prof, seed))
                 return make_verdict(history, cap, fp, pin, {}, d, prof, 0.0), HistoryState(state.baseline, pin)
             log.warning("pinned baseline %s of %s cannot be a baseline: %s", ts14(t), history, why)
         ref = state.reference_at(t)
         if ref is None or (pol.policy != "rolling" and state.pinned is None and state.baseline is not None
                            and t < state.baseline.capture_time):
-            return self._first(history, state, cap, fp, prof)
+            return self._first(history, state, cap, fp, prof, seed)
         results, d = self.compare(ref.fingerprint, fp, seed, prof, doi=cap.doi, expected_title=cap.expected_title)
         verdict = make_verdict(history, cap, fp, ref, dict(results), d, prof, drift_score(results, d))
         if (pol.policy == "rolling" and d.status == "on-topic" and unfit_reason(fp, pol.policy) is None
                 and ref is state.baseline and t > ref.capture_time):
-            return verdict, HistoryState(Reference(t, cap.uri_m, self._state_form(fp, prof)), state.pinned)
+            return verdict, HistoryState(Reference(t, cap.uri_m, self._state_form(fp, prof, seed)), state.pinned)
         return verdict, state
 
     def _first(self, history: str, state: HistoryState, cap: Capture, fp: Fingerprint,
-               profile: str) -> tuple[Verdict, HistoryState]:
+               profile: str, seed: str) -> tuple[Verdict, HistoryState]:
         """No baseline in force at this capture's time: it becomes the baseline if it is fit to be one."""
         why = unfit_reason(fp, self.config.baseline.policy)
         if profile == "doi":
@@ -135,7 +139,7 @@ class Engine:
                 return make_verdict(history, cap, fp, None, {}, d, profile, d.drift_score), state
         if why is None:
             d = Decision("on-topic", "baseline", "baseline capture", 0.0)
-            ref = Reference(utc(cap.timestamp), cap.uri_m, self._state_form(fp, profile))
+            ref = Reference(utc(cap.timestamp), cap.uri_m, self._state_form(fp, profile, seed))
             return make_verdict(history, cap, fp, ref, {}, d, profile, 0.0), HistoryState(ref, state.pinned)
         if extraction_failed(fp):
             d = Decision("error", "error", fp.error or "extraction failed", 0.0)

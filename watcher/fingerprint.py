@@ -261,6 +261,9 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, wor
     pk = detect_page_kind(doc.title, doc.headings, text, len(tokens), capture.status) if cfg.page_kinds else None
     # kept by the Fingerprint only where the title does not contain it (see Fingerprint.headline)
     headline = normalise_ws((doc.meta.get("og:title") or doc.meta.get("citation_title") or [""])[0])[:HEADLINE_MAX]
+    # no declared headline: the longest first-level heading that reads as one (three words or more)
+    headings = [h for h in doc.h1 if len(h.split()) >= 3] if not headline else []
+    heading = max(headings, key=len)[:HEADLINE_MAX] if headings else ""
     features = {"terms", "minhash", "shingles", "sample"}
     if "raw_simhash" in needed:
         features.add("raw_simhash")
@@ -281,6 +284,7 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, wor
         language=language,
         title=doc.title,
         headline=headline,
+        heading=heading,
         headings=tuple(doc.headings),
         term_freqs=top_terms(tf, tok.max_terms),
         shingle_count=len(hashes),

@@ -176,21 +176,27 @@ class Fingerprint:
     # some sites title every page with their name alone, and the headline then still names a deep
     # page's subject.  Empty when the title already says it (the common "Headline | Site").
     headline: str = ""
+    # A page that declares no headline: its longest first-level heading of three words or more
+    # (a logo or a section label is shorter), when the title does not contain it.  Weaker evidence
+    # than a declared headline: it names a deep page's subject only where the titles name none.
+    heading: str = ""
     # The title and the headline as they are compared (text.normalise: NFKC, case folding, Arabic
     # letter forms), derived once per fingerprint for the title measure and the title-subject test;
     # never stored (the codec skips fields that are not constructor arguments; a decoded
     # fingerprint derives them).
     title_key: str = field(default="", init=False, repr=False, compare=False)
     headline_key: str = field(default="", init=False, repr=False, compare=False)
+    heading_key: str = field(default="", init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         title_key = normalise(self.title) if self.title else ""
-        headline_key = normalise(self.headline) if self.headline else ""
-        if headline_key in title_key:  # the title says it already (or there is none): nothing to keep
-            object.__setattr__(self, "headline", "")
-            headline_key = ""
         object.__setattr__(self, "title_key", title_key)
-        object.__setattr__(self, "headline_key", headline_key)
+        for name in ("headline", "heading"):
+            key = normalise(getattr(self, name)) if getattr(self, name) else ""
+            if key in title_key:  # the title says it already (or there is none): nothing to keep
+                object.__setattr__(self, name, "")
+                key = ""
+            object.__setattr__(self, f"{name}_key", key)
 
     @property
     def is_empty(self) -> bool:

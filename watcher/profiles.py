@@ -204,6 +204,12 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
         named_by = "headline" if base.headline and cur.headline else "title"
         subj = (title_subject(base.headline_key, cur.headline_key, host) if named_by == "headline"
                 else title_subject(base.title_key, cur.title_key, host))
+        if subj is None:
+            # The titles name no subject (the site's name on every page): a page's first-level
+            # heading still may (a page that declares no headline: Fingerprint.heading).
+            b_head, c_head = base.headline_key or base.heading_key, cur.headline_key or cur.heading_key
+            if b_head and c_head and (base.heading or cur.heading):
+                named_by, subj = "heading", title_subject(b_head, c_head, host)
         cont = _sim(results, "containment", base, cur)
         # The text changed: by the cosine, or by as much as the "drifted" class means (a page whose
         # boilerplate outweighs its article keeps a high cosine when the article is replaced).

@@ -54,6 +54,7 @@ class HtmlDoc:
     text: str = ""
     title: str = ""
     headings: list[str] = field(default_factory=list)
+    h1: list[str] = field(default_factory=list)  # first-level headings (Fingerprint.heading)
     site_name: str = ""
     meta: dict[str, list[str]] = field(default_factory=dict)
     dois: set[str] = field(default_factory=set)
@@ -182,6 +183,10 @@ def read_html(html: str, *, banners: bool = True, main_content: bool = False) ->
         t = _text_of(h)
         if t:
             doc.headings.append(t)
+            if h.tag == "h1":  # its words only: a script or a style inside a heading is not a headline
+                own = normalise_ws(" ".join(h.xpath(".//text()[not(ancestor::script or ancestor::style)]")))
+                if own:
+                    doc.h1.append(own[:300])
         if len(doc.headings) >= 20:
             break
     # Inscriptis walks every node; drop the subtrees it would hide anyway.
