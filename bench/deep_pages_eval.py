@@ -33,9 +33,12 @@ page (``http://<site>/news/2015/<folder>``).
 ``--site-titles`` writes every capture with its ``<title>`` set to the site's
 name ("Bloomberg"), after labelling: the shape of sites that title every page
 so, where only the text and the page's own headline (``og:title``) are left to
-tell one article from another.
+tell one article from another; ``--retitled`` keeps each TimeMap's first title
+(a site that turned to such titles after the baseline); ``--no-headlines``
+removes ``og:title`` and ``citation_title`` (pages that declare no headline).
 
-usage: deep_pages_eval.py [--pages TAR_OR_DIR] [--otmt VENV] [--seeds 0,1,2] [--keep DIR] [--site-titles]
+usage: deep_pages_eval.py [--pages TAR_OR_DIR] [--otmt VENV] [--seeds 0,1,2] [--keep DIR]
+                          [--site-titles [--retitled]] [--no-headlines]
 """
 
 from __future__ import annotations
@@ -95,10 +98,13 @@ def site_name(host: str) -> str:
 _HEADLINE_META = re.compile(rb"<meta\b[^>]*(?:og:title|citation_title)[^>]*>", re.I)
 
 
-def build(pages: Path, out: Path, site_titles: bool = False, no_headlines: bool = False) -> dict[str, int]:
+def build(pages: Path, out: Path, site_titles: bool = False, no_headlines: bool = False,
+          retitled: bool = False) -> dict[str, int]:
     """Write a gold-format directory (labels.tsv, html/<id>/<date>.html); return label counts.
     ``site_titles``: every capture's title is the site's name (labels come from the real titles);
-    ``no_headlines``: no capture declares its headline (``og:title``, ``citation_title`` removed)."""
+    ``no_headlines``: no capture declares its headline (``og:title``, ``citation_title`` removed);
+    ``retitled``: with ``site_titles``, the first capture keeps its real title (a site that turned
+    to titling every page with its name after the baseline)."""
     html_root = pages / "html"
     folders = sorted(p for p in html_root.iterdir() if p.is_dir())
     names = {p.name for p in folders}
@@ -132,7 +138,7 @@ def build(pages: Path, out: Path, site_titles: bool = False, no_headlines: bool 
         (out / "html" / str(tm)).mkdir(parents=True)
         for i, (body, label) in enumerate(labelled):
             date = (T0 + timedelta(days=30 * i)).strftime("%Y%m%d%H%M%S")
-            if site_titles:
+            if site_titles and (i > 0 or not retitled):
                 body = re.sub(rb"<title[^>]*>.*?</title>", f"<title>{site_name(host)}</title>".encode(), body,
                               count=1, flags=re.I | re.S)
             if no_headlines:
@@ -168,6 +174,8 @@ def main() -> int:
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--site-titles", action="store_true",
                     help="title every capture with the site's name (labels from the real titles)")
+    ap.add_argument("--retitled", action="store_true",
+                    help="with --site-titles: the first capture of each TimeMap keeps its real title")
     ap.add_argument("--no-headlines", action="store_true",
                     help="remove og:title and citation_title from every capture (pages that declare no headline)")
     ap.add_argument("--keep", type=Path, help="write the collection here (kept) instead of a temporary directory")
@@ -186,7 +194,7 @@ def main() -> int:
         if coll.exists():
             shutil.rmtree(coll)
         coll.mkdir(parents=True)
-        counts = build(pages, coll, a.site_titles, a.no_headlines)
+        counts = build(pages, coll, a.site_titles, a.no_headlines, a.retitled)
         print(f"collection: {counts['timemaps']} TimeMaps, {counts['on']} on topic, {counts['off']} off topic, "
               f"{counts['left_out']} versions left out (comment feeds, empty)")
         result = work / "driftline.json"

@@ -519,6 +519,18 @@ def test_a_deep_page_titled_with_the_site_name_is_judged_by_its_headline(tmp_pat
                                    cap(2, textgen.html([*menu, textgen.paragraph("garden", 200, 2)], "Ahram Online"),
                                        url=deep)]).verdicts[1]
     assert plain.status == "on-topic"
+    # a site that turns to titling every page with its name, keeping og:title: the old title's
+    # headline is compared with the new og:title (not with the site's name)
+    # (a live blog: its text is new at every capture)
+    live = "Live: protests in Tahrir Square"
+    titled_a = textgen.html([textgen.paragraph("music", 200, 1)], f"{live} | Ahram Online")
+    later = textgen.html([textgen.paragraph("music", 200, 5)], "Ahram Online").replace(
+        b"<title>", f'<meta property="og:title" content="{live}"><title>'.encode(), 1)
+    other = textgen.html([textgen.paragraph("garden", 200, 2)], "Ahram Online").replace(
+        b"<title>", b'<meta property="og:title" content="Syria talks stall in Geneva"><title>', 1)
+    retitled = eng.scan_history("k", [cap(0, titled_a, url=deep), cap(1, later, url=deep),
+                                      cap(2, other, url=deep)]).verdicts
+    assert [v.status for v in retitled] == ["on-topic", "on-topic", "off-topic"], [v.reason for v in retitled]
     # a title that already says the headline keeps none (no bytes spent on it)
     titled = textgen.html(["words of an article"], "Live: protests in Tahrir Square | Ahram Online")
     og = b'<meta property="og:title" content="Live: protests in Tahrir Square">'

@@ -199,11 +199,12 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
         host = base.host or cur.host
         # The page's own headline (og:title) names its subject where the title does not say it (a
         # title that is the site's name, or one padded with section names: "Ebola: nurse named |
-        # Latest News | Breaking News UK | Daily Star"): both pages have one, it decides.  A page
-        # keeps a headline only when its title does not contain it.
-        named_by = "headline" if base.headline and cur.headline else "title"
-        subj = (title_subject(base.headline_key, cur.headline_key, host) if named_by == "headline"
-                else title_subject(base.title_key, cur.title_key, host))
+        # Latest News | Breaking News UK | Daily Star").  A page keeps a headline only when its
+        # title does not contain it, so each page's subject line is its headline if it keeps one,
+        # else its title: a site that turns to titling every page with its name, keeping og:title,
+        # then compares the old title's headline with the new og:title, not with the site's name.
+        named_by = "headline" if base.headline or cur.headline else "title"
+        subj = title_subject(base.headline_key or base.title_key, cur.headline_key or cur.title_key, host)
         if subj is None:
             # The titles name no subject (the site's name on every page): a page's first-level
             # heading still may (a page that declares no headline: Fingerprint.heading).
