@@ -14,11 +14,15 @@ from types import ModuleType
 
 import pytest
 
+from tests.fixtures.kafka import KafkaNames
+from tests.fixtures.streamcheck import stream_equals_batch
+from watcher.broker import EmbeddedBroker
 from watcher.config import Config
 from watcher.engine import Engine
 from watcher.evaluate import evaluate
 from watcher.output import write_results
 from watcher.sources import iter_histories
+from watcher.sources.gold import read_labels
 
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "deep_pages_eval.py"
 
@@ -59,3 +63,30 @@ def test_deep_pages_replaced_by_another_article_are_found(shared_data: Path, tmp
     o = evaluate(str(coll), str(out)).overall
     # OTMT's cosine at 0.12 scores 0.195 on this collection (it reads no titles: the same either way).
     assert o.f1 >= min_f1 and o.precision >= min_p, (o.f1, o.precision, o.recall)
+
+
+@pytest.mark.kafka
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize(("no_headlines", "retitled"), [(False, True), (True, False)])
+async def test_deep_pages_through_the_broker_equal_batch(
+        shared_data: Path, tmp_path: Path, kafka_broker: EmbeddedBroker, kafka_names: KafkaNames, no_headlines: bool,
+        retitled: bool) -> None:
+    """The deep-page figures hold in the stream: the collection with site-name titles (from the
+    second capture on, read by headlines; or with no og:title, read by first-level headings: both
+    kept in the store's baselines) fed as an unkeyed, shuffled Heritrix backlog with consumer
+    restarts; every newest verdict equals batch, and so does the F1."""
+    src = tmp_path / "src"
+    with tarfile.open(shared_data / "pages" / "newspaper-pages.tar.gz") as tf:
+        tf.extractall(src, filter="data")
+    pages = next(p.parent for p in src.rglob("html") if p.is_dir())
+    coll = tmp_path / "coll"
+    coll.mkdir()
+    _bench().build(pages, coll, True, no_headlines, retitled)
+    caps: list[tuple[str, str, bytes]] = []
+    labels: list[bool] = []
+    for r in read_labels(coll / "labels.tsv"):
+        url = r.uri.split(f"/{r.date}/", 1)[1]  # the deep page's address, one history per TimeMap
+        caps.append((url, r.date, (coll / "html" / r.id / f"{r.date}.html").read_bytes()))
+        labels.append(r.label == 0)
+    f1_batch, f1_stream = await stream_equals_batch(caps, labels, kafka_broker, kafka_names, tmp_path, seed=9)
+    assert f1_stream == f1_batch >= 0.80
