@@ -137,6 +137,10 @@ def test_original_url_and_surt_prefix() -> None:
     ("Login • Instagram", "Log in to see photos and videos from friends.", "login-wall"),
     ("Protected", "These Tweets are protected. Only confirmed followers have access.", "login-wall"),
     ("مدونة", "يجب عليك تسجيل الدخول لمشاهدة هذه الصفحة", "login-wall"),
+    # Arabic written without hamza or dots on taa marbuta, with harakat or tatweel: one phrase
+    ("عذرا، الصفحه غير موجوده", "", "soft-404"),
+    ("الموقع قيد الانشاء", "", "under-construction"),
+    ("", "الصَّفْحَة غير مـوجـودة", "soft-404"),
     ("YouTube", "This video has been removed by the user. Sorry about that.", "soft-404"),
     ("Facebook", "This content isn't available right now. The link you followed may be broken.", "soft-404"),
     ("Blogger", "Blog not found. Sorry, the blog you were looking for does not exist.", "soft-404"),

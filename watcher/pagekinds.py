@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .text import fold_letters
+
 # kind -> phrases (lowercase; regular expressions).  Several languages each:
 # the collections this tool serves are multilingual.
 _PHRASES: dict[str, tuple[str, ...]] = {
@@ -104,7 +106,10 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"greetz", r"security is (just )?an illusion",
     ),
 }
-_COMPILED = {kind: re.compile("|".join(f"(?:{p})" for p in pats), re.I) for kind, pats in _PHRASES.items()}
+# Phrases and pages are compared with their letters folded (watcher.text.fold_letters): Arabic is
+# written with and without hamza, taa marbuta and alef maqsura dotted or not, harakat or tatweel.
+_COMPILED = {kind: re.compile("|".join(f"(?:{fold_letters(p)})" for p in pats), re.I)
+             for kind, pats in _PHRASES.items()}
 # Order matters when several kinds match: the most specific first.
 _ORDER = ("parked", "suspended", "defaced", "database-error", "bot-challenge", "soft-404", "login-wall",
           "under-construction")
@@ -125,13 +130,13 @@ def detect_page_kind(title: str, headings: tuple[str, ...] | list[str], text: st
     ``status`` (the HTTP status, when known) settles soft errors: a 4xx/5xx
     capture is an error page whatever it says.
     """
-    head = " | ".join([title, *headings[:4]])
+    head = fold_letters(" | ".join([title, *headings[:4]]))
     for kind in _ORDER:
         m = _COMPILED[kind].search(head)
         if m:
             return PageKind(kind, m.group(0)[:80], "title")
     if word_count <= SHORT_PAGE_WORDS:
-        body = text[:3000]
+        body = fold_letters(text[:3000])
         for kind in _ORDER:
             m = _COMPILED[kind].search(body)
             if m:

@@ -139,6 +139,13 @@ def normalise(text: str) -> str:
     return text.translate(_TABLE) if _NEEDS_TABLE.search(text) else text
 
 
+def fold_letters(text: str) -> str:
+    """The per-script letter rules alone (Arabic letter forms, harakat and tatweel, Hebrew points,
+    zero-width characters), without NFKC or case folding: safe on a regular expression's source,
+    so phrase lists match "الصفحه غير موجوده" as "الصفحة غير موجودة"."""
+    return text.translate(_TABLE) if _NEEDS_TABLE.search(text) else text
+
+
 def arabic_light_stem(token: str) -> str:
     """Larkey's light10 on an already normalised Arabic token (see module doc)."""
     n = len(token)
