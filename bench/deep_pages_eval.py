@@ -34,11 +34,12 @@ page (``http://<site>/news/2015/<folder>``).
 name ("Bloomberg"), after labelling: the shape of sites that title every page
 so, where only the text and the page's own headline (``og:title``) are left to
 tell one article from another; ``--retitled`` keeps each TimeMap's first title
-(a site that turned to such titles after the baseline); ``--no-headlines``
+(a site that turned to such titles after the baseline); ``--foreign-names``
+titles them with an Arabic name that no rule ties to the address; ``--no-headlines``
 removes ``og:title`` and ``citation_title`` (pages that declare no headline).
 
 usage: deep_pages_eval.py [--pages TAR_OR_DIR] [--otmt VENV] [--seeds 0,1,2] [--keep DIR]
-                          [--site-titles [--retitled]] [--no-headlines]
+                          [--site-titles [--retitled] [--foreign-names]] [--no-headlines]
 """
 
 from __future__ import annotations
@@ -98,13 +99,18 @@ def site_name(host: str) -> str:
 _HEADLINE_META = re.compile(rb"<meta\b[^>]*(?:og:title|citation_title)[^>]*>", re.I)
 
 
+# A site's name that no rule can tie to the address: an Arabic name ("The News Portal") on a Latin one.
+FOREIGN_SITE_NAME = "بوابة الأخبار"
+
+
 def build(pages: Path, out: Path, site_titles: bool = False, no_headlines: bool = False,
-          retitled: bool = False) -> dict[str, int]:
+          retitled: bool = False, foreign_names: bool = False) -> dict[str, int]:
     """Write a gold-format directory (labels.tsv, html/<id>/<date>.html); return label counts.
     ``site_titles``: every capture's title is the site's name (labels come from the real titles);
     ``no_headlines``: no capture declares its headline (``og:title``, ``citation_title`` removed);
     ``retitled``: with ``site_titles``, the first capture keeps its real title (a site that turned
-    to titling every page with its name after the baseline)."""
+    to titling every page with its name after the baseline); ``foreign_names``: with ``site_titles``,
+    the name is :data:`FOREIGN_SITE_NAME`, which no rule ties to the address."""
     html_root = pages / "html"
     folders = sorted(p for p in html_root.iterdir() if p.is_dir())
     names = {p.name for p in folders}
@@ -139,7 +145,8 @@ def build(pages: Path, out: Path, site_titles: bool = False, no_headlines: bool 
         for i, (body, label) in enumerate(labelled):
             date = (T0 + timedelta(days=30 * i)).strftime("%Y%m%d%H%M%S")
             if site_titles and (i > 0 or not retitled):
-                body = re.sub(rb"<title[^>]*>.*?</title>", f"<title>{site_name(host)}</title>".encode(), body,
+                name = FOREIGN_SITE_NAME if foreign_names else site_name(host)
+                body = re.sub(rb"<title[^>]*>.*?</title>", f"<title>{name}</title>".encode(), body,
                               count=1, flags=re.I | re.S)
             if no_headlines:
                 body = _HEADLINE_META.sub(b"", body)
@@ -176,6 +183,8 @@ def main() -> int:
                     help="title every capture with the site's name (labels from the real titles)")
     ap.add_argument("--retitled", action="store_true",
                     help="with --site-titles: the first capture of each TimeMap keeps its real title")
+    ap.add_argument("--foreign-names", action="store_true",
+                    help="with --site-titles: an Arabic site name that no rule ties to the address")
     ap.add_argument("--no-headlines", action="store_true",
                     help="remove og:title and citation_title from every capture (pages that declare no headline)")
     ap.add_argument("--keep", type=Path, help="write the collection here (kept) instead of a temporary directory")
@@ -194,7 +203,7 @@ def main() -> int:
         if coll.exists():
             shutil.rmtree(coll)
         coll.mkdir(parents=True)
-        counts = build(pages, coll, a.site_titles, a.no_headlines, a.retitled)
+        counts = build(pages, coll, a.site_titles, a.no_headlines, a.retitled, a.foreign_names)
         print(f"collection: {counts['timemaps']} TimeMaps, {counts['on']} on topic, {counts['off']} off topic, "
               f"{counts['left_out']} versions left out (comment feeds, empty)")
         result = work / "driftline.json"

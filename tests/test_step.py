@@ -567,6 +567,15 @@ def test_a_deep_page_without_title_or_headline_of_its_own_is_judged_by_its_headi
         watcher = Watcher(Engine(EngineConfig()), store)
         stream = [watcher.process(c) for c in caps]
     assert [(v.status, v.reason) for v in stream] == [(v.status, v.reason) for v in r]
+    # a site's name that no rule ties to the address (an Arabic name on a Latin one): the one title
+    # over a changed text is no evidence either, and the headings speak
+    portal = "بوابة الأخبار"
+    ar = [page("music", 1, "Live: protests in Tahrir Square", title=portal),
+          page("music", 1, "Live: protests in Tahrir Square, day two", title=portal, extra="Update: the march."),
+          page("garden", 2, "Syria talks stall in Geneva", title=portal)]
+    r_ar = eng.scan_history("k", [cap(i, p, url=deep) for i, p in enumerate(ar)]).verdicts
+    assert [v.status for v in r_ar] == ["on-topic", "on-topic", "off-topic"], [v.reason for v in r_ar]
+    assert "heading words kept" in r_ar[2].reason
     # titles that name the subject decide; the heading is not read then
     live = "Live: protests in Tahrir Square | Ahram Online"
     t1 = page("music", 1, "Syria talks stall in Geneva", title=live, menus=False)
