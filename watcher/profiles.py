@@ -208,12 +208,13 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
         # then compares the old title's headline with the new og:title, not with the site's name.
         named_by = "headline" if base.headline or cur.headline else "title"
         subj = title_subject(base.headline_key or base.title_key, cur.headline_key or cur.title_key, host)
-        if subj is None or (named_by == "title" and base.title_key == cur.title_key
-                            and len(base.title_key.split()) <= NAME_MAX_WORDS):
-            # The titles name no subject (the site's name on every page), or both are the one short
-            # title that reads as a name, not a headline (a site's name that no rule ties to the
-            # address, as an Arabic name on a Latin one): a page's first-level heading still may
-            # name the subject (a page that declares no headline: Fingerprint.heading).
+        if named_by == "title" and base.title_key == cur.title_key and len(base.title_key.split()) <= NAME_MAX_WORDS:
+            subj = None  # the one short title reads as a name, not a headline: no evidence (below)
+        if subj is None:
+            # The titles name no subject: the site's name on every page, one that the rules tie to the
+            # address or the one short title (a name no rule ties to the address, as an Arabic name on
+            # a Latin one).  A page's first-level heading still may name the subject (a page that
+            # declares no headline: Fingerprint.heading).
             b_head, c_head = base.headline_key or base.heading_key, cur.headline_key or cur.heading_key
             if b_head and c_head and (base.heading or cur.heading):
                 named_by, subj = "heading", title_subject(b_head, c_head, host)
