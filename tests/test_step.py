@@ -17,7 +17,7 @@ from watcher.compare import compare_files
 from watcher.config import BaselineConfig, EngineConfig
 from watcher.engine import Engine
 from watcher.model import Capture, payload_digest
-from watcher.profiles import seed_kind, title_subject
+from watcher.profiles import title_subject
 from watcher.step import HistoryState, state_form
 from watcher.store import SQLiteStore
 from watcher.watch import Watcher
@@ -252,87 +252,6 @@ def test_same_payload_again_is_scored_alike_in_batch_and_stream(tmp_path: Path) 
     assert payload_digest(a) == batch[2].digest
 
 
-def _subject(base_title: str, cur_title: str, host: str = "") -> float | None:
-    """title_subject over the title keys the fingerprints derive (normalised once per fingerprint)."""
-    eng = Engine(EngineConfig())
-    keys = [eng.fingerprint(cap(0, textgen.html(["a few words of text"], t))).title_key if t else ""
-            for t in (base_title, cur_title)]
-    return title_subject(keys[0], keys[1], host)
-
-
-def test_seed_kinds_and_title_subjects() -> None:
-    assert seed_kind("http://example.org/") == seed_kind("http://example.org/index.html") == "site"
-    assert seed_kind("http://example.org/en/") == "site"
-    assert seed_kind("http://example.org/news/2013/01/live-blog-protests.html") == "page"
-    # sections and blogs one segment deep stand for the organisation
-    for site in ("http://example.org/news", "http://desdecuba.com/generaciony/", "http://pdhj.org/wp/",
-                 "http://example.org/about-us", "http://example.org/index.php?lang=en",
-                 "http://www.amnesty.nl/?PHPSESSID=cdad403a170c2c68d3476c491279bcf9"):
-        assert seed_kind(site) == "site", site
-    # a profile on a platform stands for its owner, as a home page does; one video, photo or post does not
-    for profile in ("http://www.facebook.com/pages/We-are-all-Khaled-Said/477907592765",
-                    "https://www.facebook.com/groups/egyptrev/", "http://www.facebook.com/profile.php?id=100001234567",
-                    "http://www.youtube.com/user/AlJazeeraEnglish", "http://www.flickr.com/photos/3arabawy/",
-                    "https://www.youtube.com/channel/UCNye-wNBqNL5ZzHSJj3l8Bg/videos", "http://twitter.com/Ghonim",
-                    "http://www.facebook.com/elshaheeed.co.uk", "https://www.facebook.com/ahmed.maher.5/"):
-        assert seed_kind(profile) == "site", profile
-    for item in ("http://www.flickr.com/photos/3arabawy/5395001234/", "http://twitter.com/Ghonim/status/123456789",
-                 "http://example.org/pages/a/1234", "http://www.facebook.com/event.php?eid=1234",
-                 "https://www.facebook.com/elshaheeed.co.uk/posts/123456"):
-        assert seed_kind(item) == "page", item
-    # an article at the root, by slug or number, or by a numeric id in the query
-    for page in ("http://example.org/live-blog-egypt-protests", "http://example.org/12345",
-                 "http://example.org/live_updates_from_tahrir.html", "http://example.org/?p=4321",
-                 "http://example.org/index.php?option=com_content&id=77", "http://example.org/news.aspx?NewsID=123",
-                 "http://www.youtube.com/watch?v=dQw4w9WgXcQ"):
-        assert seed_kind(page) == "page", page
-    assert _subject("Live: protests in Tahrir | Ahram Online", "Syria talks stall | Ahram Online") < 0.5
-    assert _subject("Live: protests in Tahrir | Ahram Online", "Live: protests in Tahrir - Ahram Online") > 0.9
-    # script-aware, as the text is: alef and hamza forms, taa marbuta, full-width letters are one title
-    assert _subject("مسيرة إلى ميدان التحرير | الأهرام", "مسيره الي ميدان التحرير | الاهرام") == 1.0
-    assert _subject("Ｒｉｖｅｒ ｎｅｗｓ | Site", "River News | Site") == 1.0
-    # the first segment of its own is the subject: section names padded in do not make two headlines match
-    star = "Ebola: healthcare worker in Glasgow contracts Ebola | Latest News | Breaking News UK | Daily Star"
-    other = "Helen Wood cheating boyfriend | Celebs | Showbiz and TV | Latest Celeb Gossip and Celeb News | Daily Star"
-    subject = _subject(star, other)
-    assert subject is not None and subject < 0.5
-    # the headline is the longest segment of its own, wherever the template puts it: a changed
-    # section before an edited headline is the same subject, another headline is not
-    assert _subject("News | Egypt protests turn violent | Site",
-                    "World | Egypt protests turned violent, police say | Site", "site.org") > 0.5
-    assert _subject("News | Egypt protests turn violent | Site", "World | Syria talks stall in Geneva | Site",
-                    "site.org") < 0.5
-    # a headline kept under a new title template (the site's name respelled, a section added) is no
-    # evidence of another subject; the baseline's subject gone from the title is
-    jazeera = "english.aljazeera.net"
-    assert _subject("Egypt protests - Al Jazeera English", "Egypt protests | News | Al Jazeera", jazeera) is None
-    assert _subject("Egypt protests - Al Jazeera English", "Al Jazeera", jazeera) == 0.0
-    assert _subject("Egypt protests - Al Jazeera English", "Middle East | Al Jazeera", jazeera) < 0.5
-    assert _subject("PERRIS: Woman ordered hit on father of her child, police say - Press Enterprise",
-                    "Lake Elsinore : Press Enterprise", "www.pe.com") < 0.5
-
-
-def test_a_deep_page_replaced_by_another_article_of_the_site_is_off_topic() -> None:
-    site = "Ahram Online"
-    art1 = textgen.html([*textgen.document(["law", "river"], 250, 1), "Ahram Online news politics sport"],
-                        f"Live blog: court hearing on the river dam | {site}")
-    art1b = textgen.html([*textgen.document(["law", "river"], 250, 1), "Ahram Online news politics sport",
-                          "Update: the hearing resumed."], f"Live blog: court hearing on the river dam | {site}")
-    art2 = textgen.html([*textgen.document(["music", "garden"], 250, 9), "Ahram Online news politics sport"],
-                        f"Jazz festival opens in the botanical garden | {site}")
-    deep = "http://english.ahram.org.eg/NewsContent/1/64/12345/Egypt/Politics-/Live-blog.aspx"
-    eng = Engine(EngineConfig())
-    r = eng.scan_history("k", [cap(0, art1, url=deep), cap(1, art1b, url=deep), cap(2, art2, url=deep)])
-    assert [v.status for v in r.verdicts] == ["on-topic", "on-topic", "off-topic"]
-    assert "page replaced" in r.verdicts[2].reason and "replaced" in r.verdicts[2].checks
-    # the same change on a home page is a site showing new stories: on topic
-    h1 = art1.replace(b"Live blog: court hearing on the river dam | Ahram Online", b"Ahram Online - Home")
-    h2 = textgen.html([*textgen.document(["law", "music"], 250, 9), "Ahram Online news politics sport"],
-                      "Ahram Online - Home")  # other stories, some on the same beat
-    home = eng.scan_history("k", [cap(0, h1), cap(1, h2)])
-    assert home.verdicts[1].status == "on-topic" and home.verdicts[1].reason.startswith("on topic (home page")
-
-
 def test_state_is_a_baseline_in_compact_form(tmp_path: Path) -> None:
     eng = Engine(EngineConfig())
     state = HistoryState()
@@ -390,7 +309,7 @@ def test_a_capture_without_a_title_is_no_evidence_of_a_lost_identity() -> None:
     deep = "http://example.org/news/2013/01/live-blog-protests.html"
     page = eng.scan_history("k", [cap(0, base, url=deep), cap(1, textgen.html(other_text, ""), url=deep)])
     assert "replaced" not in page.verdicts[1].checks
-    assert _subject("Live: protests | Ahram Online", "") is None
+    assert title_subject("live: protests | ahram online", "") is None
 
 
 def test_the_scholarly_record_is_read_only_for_the_doi_profile() -> None:
@@ -406,57 +325,6 @@ def test_the_scholarly_record_is_read_only_for_the_doi_profile() -> None:
     assert rec is not None and rec.title == dp.article(3).title
     doi_engine = Engine(EngineConfig(profile="doi"))
     assert doi_engine.fingerprint(c).record is not None
-
-
-def test_a_deep_page_whose_titles_name_only_the_site_is_judged_by_its_text() -> None:
-    """Some sites title every page with their name alone: the title is then no evidence of the
-    subject, and the text profile's "another text" test decides (containment and cosine both low).
-    Measured on the newspaper pages with every title set to the site's name: 19 of 76 pairs of two
-    articles caught, 6 of 247 versions flagged (comment feeds and mismatched pages)."""
-    from watcher.profiles import _names_site
-
-    host = "english.ahram.org.eg"
-    NAV = "Ahram Online news politics sport"  # noqa: N806
-    assert _names_site("Ahram Online", host) and _names_site("AlJazeera", "aljazeera.net")
-    assert not _names_site("Egypt protests continue", host) and not _names_site("Home", host)
-    assert _names_site("Amnesty International", "www.amnesty.org")
-    assert not _names_site("Amnesty condemns arrests", "www.amnesty.org")  # a subject that names the site
-    assert _names_site("AL.com", "www.al.com") and not _names_site("Lou Holtz was right", "www.al.com")  # the address
-    assert _subject("Ahram Online", "Ahram Online", host) is None
-    assert _subject("Protests | Ahram Online", "Protests | Ahram Online", host) == 1.0
-    deep = f"http://{host}/NewsContent/1/64/12345/Egypt/Politics-/Live-blog.aspx"
-    art1 = textgen.html([*textgen.document(["law", "river"], 250, 1), NAV], "Ahram Online")
-    art1b = textgen.html([*textgen.document(["law", "river"], 250, 1), NAV, "Update: the hearing resumed."],
-                         "Ahram Online")
-    art2 = textgen.html([*textgen.document(["music", "garden"], 250, 9), NAV], "Ahram Online")
-    eng = Engine(EngineConfig())
-    r = eng.scan_history("k", [cap(0, art1, url=deep), cap(1, art1b, url=deep), cap(2, art2, url=deep)])
-    assert [v.status for v in r.verdicts] == ["on-topic", "on-topic", "off-topic"]
-    assert "another text" in r.verdicts[2].reason and "replaced" in r.verdicts[2].checks
-    # a text on the same beat (cosine 0.45) is not "another text"; under the home page's address it is
-    # new stories: both on topic
-    beat = textgen.html([*textgen.document(["law", "music"], 250, 9), NAV], "Ahram Online")
-    same = eng.scan_history("k", [cap(0, art1, url=deep), cap(2, beat, url=deep)]).verdicts[1]
-    assert same.status == "on-topic" and "replaced" not in same.checks
-    home = eng.scan_history("k", [cap(0, art1, url=f"http://{host}/"), cap(2, beat, url=f"http://{host}/")])
-    assert home.verdicts[1].status == "on-topic"
-
-
-def test_a_replaced_article_under_heavy_boilerplate_is_caught_by_containment() -> None:
-    """A page whose menus and link lists outweigh its article keeps a high cosine when the article is
-    replaced: a changed subject in the title with containment under 0.80 ("drifted") is enough.  An
-    edited headline over the same text is not."""
-    deep = "http://news.example.com/2015/01/kwanzaa-at-the-library.html"
-    menu = [textgen.paragraph(t, 250, 50 + i) for i, t in enumerate(["space", "cooking", "space", "cooking"])]
-    a = textgen.html([*menu, textgen.paragraph("music", 200, 1)], "Kwanzaa is celebrated at the library | News")
-    b = textgen.html([*menu, textgen.paragraph("garden", 200, 2)], "Hotel history exhibition opens | News")
-    a2 = textgen.html([*menu, textgen.paragraph("music", 200, 1)], "Kwanzaa celebrated at library | News")
-    eng = Engine(EngineConfig())
-    r = eng.scan_history("k", [cap(0, a, url=deep), cap(1, b, url=deep)]).verdicts[1]
-    assert r.measures["cosine"].score is not None and r.measures["cosine"].score >= 0.5
-    assert "replaced" in r.checks and "containment" in r.reason
-    edited = eng.scan_history("k", [cap(0, a, url=deep), cap(1, a2, url=deep)]).verdicts[1]
-    assert edited.status == "on-topic"
 
 
 def test_compare_reads_the_pair_as_the_address_says(tmp_path: Path) -> None:
@@ -482,113 +350,3 @@ def test_compare_reads_the_pair_as_the_address_says(tmp_path: Path) -> None:
         == "off-topic"
 
 
-def test_a_deep_page_titled_with_the_site_name_is_judged_by_its_headline(tmp_path: Path) -> None:
-    """Some sites title every page with their name alone but still give each article its own
-    ``og:title``: the headline then names the subject, as a title would.  Menus that outweigh the
-    article keep the text test ("another text") from seeing the replacement; the headline does.
-    Measured on the newspaper pages with every title set to the site's name: 65 of 76 pairs of two
-    articles caught (19 without headlines), 9 of 247 versions flagged (6 without; the three more are
-    versions whose headline names another story)."""
-    host = "english.ahram.org.eg"
-    deep = f"http://{host}/NewsContent/1/64/12345/Egypt/Politics-/Live-blog.aspx"
-    menu = [textgen.paragraph(t, 250, 50 + i) for i, t in enumerate(["space", "cooking", "space", "cooking"])]
-
-    def page(topic: str, seed: int, headline: str, extra: str = "") -> bytes:
-        body = textgen.html([*menu, textgen.paragraph(topic, 200, seed), extra], "Ahram Online")
-        og = f'<meta property="og:title" content="{headline}">'.encode()
-        return body.replace(b"<title>", og + b"<title>", 1)
-
-    a = page("music", 1, "Live: protests in Tahrir Square")
-    a2 = page("music", 1, "Live: protests in Tahrir Square", "Update: the march reached the square.")
-    b = page("garden", 2, "Syria talks stall in Geneva")
-    eng = Engine(EngineConfig())
-    fa = eng.fingerprint(cap(0, a, url=deep))
-    assert fa.headline == "Live: protests in Tahrir Square" and fa.title == "Ahram Online"
-    caps = [cap(0, a, url=deep), cap(1, a2, url=deep), cap(2, b, url=deep)]
-    r = eng.scan_history("k", caps).verdicts
-    assert [v.status for v in r] == ["on-topic", "on-topic", "off-topic"]
-    assert "replaced" in r[2].checks and "headline words kept" in r[2].reason
-    # the stream keeps the baseline's headline in the store and says the same
-    with SQLiteStore(tmp_path / "s.db") as store:
-        watcher = Watcher(Engine(EngineConfig()), store)
-        stream = [watcher.process(c) for c in caps]
-    assert [(v.status, v.reason) for v in stream] == [(v.status, v.reason) for v in r]
-    # without the headlines the menus hide the replacement from the text test
-    plain = eng.scan_history("k", [cap(0, textgen.html([*menu, textgen.paragraph("music", 200, 1)], "Ahram Online"),
-                                         url=deep),
-                                   cap(2, textgen.html([*menu, textgen.paragraph("garden", 200, 2)], "Ahram Online"),
-                                       url=deep)]).verdicts[1]
-    assert plain.status == "on-topic"
-    # a site that turns to titling every page with its name, keeping og:title: the old title's
-    # headline is compared with the new og:title (not with the site's name)
-    # (a live blog: its text is new at every capture)
-    live = "Live: protests in Tahrir Square"
-    titled_a = textgen.html([textgen.paragraph("music", 200, 1)], f"{live} | Ahram Online")
-    later = textgen.html([textgen.paragraph("music", 200, 5)], "Ahram Online").replace(
-        b"<title>", f'<meta property="og:title" content="{live}"><title>'.encode(), 1)
-    other = textgen.html([textgen.paragraph("garden", 200, 2)], "Ahram Online").replace(
-        b"<title>", b'<meta property="og:title" content="Syria talks stall in Geneva"><title>', 1)
-    retitled = eng.scan_history("k", [cap(0, titled_a, url=deep), cap(1, later, url=deep),
-                                      cap(2, other, url=deep)]).verdicts
-    assert [v.status for v in retitled] == ["on-topic", "on-topic", "off-topic"], [v.reason for v in retitled]
-    # a title that already says the headline keeps none (no bytes spent on it)
-    titled = textgen.html(["words of an article"], "Live: protests in Tahrir Square | Ahram Online")
-    og = b'<meta property="og:title" content="Live: protests in Tahrir Square">'
-    assert eng.fingerprint(cap(0, titled.replace(b"<title>", og + b"<title>", 1), url=deep)).headline == ""
-
-
-def test_a_deep_page_without_title_or_headline_of_its_own_is_judged_by_its_heading(tmp_path: Path) -> None:
-    """Pages of the 2010s often declare no headline (no og:title) and some sites title every page
-    with their name: the titles are then no evidence, menus hide the replacement from the text
-    test, and the page's first-level heading still names the article.  It is weaker evidence than
-    a declared headline, so it speaks only where the titles name no subject.  Deep-page collection
-    with every title set to the site's name and no og:title: F1 0.502 -> 0.860 (P 0.963)."""
-    host = "english.ahram.org.eg"
-    deep = f"http://{host}/NewsContent/1/64/12345/Egypt/Politics-/Live-blog.aspx"
-    menu = [textgen.paragraph(t, 250, 50 + i) for i, t in enumerate(["space", "cooking", "space", "cooking"])]
-
-    def page(topic: str, seed: int, heading: str, title: str = "Ahram Online", extra: str = "",
-             menus: bool = True) -> bytes:
-        body = textgen.html([*(menu if menus else []), textgen.paragraph(topic, 200, seed), extra], title)
-        # the logo is a first-level heading too, and too short to be a headline
-        return body.replace(f"<h1>{title}</h1>".encode(), f"<h1>Ahram</h1><h1>{heading}</h1>".encode(), 1)
-
-    a = page("music", 1, "Live: protests in Tahrir Square")
-    a2 = page("music", 1, "Live: protests in Tahrir Square, day two", extra="Update: the march reached the square.")
-    b = page("garden", 2, "Syria talks stall in Geneva")
-    eng = Engine(EngineConfig())
-    fa = eng.fingerprint(cap(0, a, url=deep))
-    assert fa.heading == "Live: protests in Tahrir Square" and fa.headline == ""
-    caps = [cap(0, a, url=deep), cap(1, a2, url=deep), cap(2, b, url=deep)]
-    r = eng.scan_history("k", caps).verdicts
-    assert [v.status for v in r] == ["on-topic", "on-topic", "off-topic"]
-    assert "replaced" in r[2].checks and "heading words kept" in r[2].reason
-    with SQLiteStore(tmp_path / "s.db") as store:  # the baseline's heading survives the store
-        watcher = Watcher(Engine(EngineConfig()), store)
-        stream = [watcher.process(c) for c in caps]
-    assert [(v.status, v.reason) for v in stream] == [(v.status, v.reason) for v in r]
-    # a site's name that no rule ties to the address (an Arabic name on a Latin one): the one title
-    # over a changed text is no evidence either, and the headings speak
-    portal = "بوابة الأخبار"
-    ar = [page("music", 1, "Live: protests in Tahrir Square", title=portal),
-          page("music", 1, "Live: protests in Tahrir Square, day two", title=portal, extra="Update: the march."),
-          page("garden", 2, "Syria talks stall in Geneva", title=portal)]
-    r_ar = eng.scan_history("k", [cap(i, p, url=deep) for i, p in enumerate(ar)]).verdicts
-    assert [v.status for v in r_ar] == ["on-topic", "on-topic", "off-topic"], [v.reason for v in r_ar]
-    assert "heading words kept" in r_ar[2].reason
-    # titles that name the subject decide; the heading is not read then
-    live = "Live: protests in Tahrir Square | Ahram Online"
-    t1 = page("music", 1, "Syria talks stall in Geneva", title=live, menus=False)
-    t2 = page("garden", 2, "Crowds gather again at dawn", title=live, menus=False)  # a live blog's new entries
-    assert eng.scan_history("k", [cap(0, t1, url=deep), cap(1, t2, url=deep)]).verdicts[1].status == "on-topic"
-    # a home page's baseline keeps no heading: it never names a home page's subject
-    home = eng.scan_history("k", [cap(0, a), cap(1, b)])
-    assert home.verdicts[1].status == "on-topic"
-    state = eng.score_next("k", HistoryState(), cap(0, a), eng.fingerprint(cap(0, a)), URL)[1]
-    assert state.baseline is not None and state.baseline.fingerprint.heading == ""
-    deep_state = eng.score_next("k", HistoryState(), cap(0, a, url=deep), fa, deep)[1]
-    assert deep_state.baseline is not None and deep_state.baseline.fingerprint.heading == fa.heading
-    # a script inside a heading is not its text
-    scripted = a.replace(b"<h1>Live:", b"<h1><script>var ad_slot = 'x';</script>Live:", 1)
-    assert scripted != a
-    assert eng.fingerprint(cap(0, scripted, url=deep)).heading == "Live: protests in Tahrir Square"
