@@ -298,15 +298,19 @@ class ConsumerApp:
         return True
 
     async def wait_caught_up(self, timeout_s: float | None = None, settle_s: float = 0.5) -> bool:
-        """Wait until :meth:`caught_up` holds twice, ``settle_s`` apart."""
+        """Wait until :meth:`caught_up` holds twice, ``settle_s`` apart; ``False`` once
+        ``timeout_s`` has passed.  Each check is bounded by the time left: a broker request
+        that never answers (aiokafka's ``position()`` waits for a position without a limit)
+        must not hold the caller past its deadline."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         streak = 0
         while deadline is None or time.monotonic() < deadline:
+            left = None if deadline is None else max(0.1, deadline - time.monotonic())
             try:
-                streak = streak + 1 if await self.caught_up() else 0
+                streak = streak + 1 if await asyncio.wait_for(self.caught_up(), left) else 0
             except DriftlineError:
                 raise
-            except Exception as exc:  # broker hiccup: ask again
+            except Exception as exc:  # broker hiccup or a check past the deadline: ask again
                 log.debug("caught-up check failed: %r", exc)
                 streak = 0
             if streak >= 2:

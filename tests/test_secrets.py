@@ -104,7 +104,7 @@ async def test_app_logs_metrics_and_dead_letters_never_show_secrets(
         await produce(boot, crawl, bad)
         assert await app.wait_caught_up(timeout_s=60)
         dead = await read_topic(boot, k.dead_letter_topic, expect=2, timeout_s=20)
-        async with aiohttp.ClientSession() as http, \
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as http, \
                 http.get(f"http://{cfg.metrics.host}:{cfg.metrics.port}/metrics") as resp:
             metrics = await resp.text()
     assert len(dead) == 2 and "driftline_dead_letter_total" in metrics
