@@ -35,6 +35,20 @@ def _bench() -> ModuleType:
     return mod
 
 
+def _collection(shared_data: Path, tmp_path: Path, site_titles: bool, no_headlines: bool, retitled: bool,
+                foreign: bool) -> Path:
+    """The labelled deep-page collection built from the newspaper pages (bench/deep_pages_eval.py)."""
+    src = tmp_path / "src"
+    with tarfile.open(shared_data / "pages" / "newspaper-pages.tar.gz") as tf:
+        tf.extractall(src, filter="data")
+    pages = next(p.parent for p in src.rglob("html") if p.is_dir())
+    coll = tmp_path / "coll"
+    coll.mkdir()
+    counts = _bench().build(pages, coll, site_titles, no_headlines, retitled, foreign)
+    assert counts["timemaps"] >= 140 and counts["off"] >= 90  # the labelled collection was built
+    return coll
+
+
 # (site titles, no headlines, retitled, min F1, min precision): measured 0.954 (P 0.979) with the real
 # titles; with every title set to the site's name, where only the text and the pages' own headlines
 # (og:title) tell articles apart, 0.905 (P 0.956; 0.504 before headlines were read); the same from the
@@ -50,14 +64,7 @@ def _bench() -> ModuleType:
 def test_deep_pages_replaced_by_another_article_are_found(shared_data: Path, tmp_path: Path, site_titles: bool,
                                                           no_headlines: bool, retitled: bool, foreign: bool,
                                                           min_f1: float, min_p: float) -> None:
-    src = tmp_path / "src"
-    with tarfile.open(shared_data / "pages" / "newspaper-pages.tar.gz") as tf:
-        tf.extractall(src, filter="data")
-    pages = next(p.parent for p in src.rglob("html") if p.is_dir())
-    coll = tmp_path / "coll"
-    coll.mkdir()
-    counts = _bench().build(pages, coll, site_titles, no_headlines, retitled, foreign)
-    assert counts["timemaps"] >= 140 and counts["off"] >= 90  # the labelled collection was built
+    coll = _collection(shared_data, tmp_path, site_titles, no_headlines, retitled, foreign)
     cfg = Config()
     engine = Engine(cfg.engine)
     it = iter_histories([str(coll)], cfg)
@@ -78,13 +85,7 @@ async def test_deep_pages_through_the_broker_equal_batch(
     second capture on, read by headlines; or with no og:title, read by first-level headings: both
     kept in the store's baselines) fed as an unkeyed, shuffled Heritrix backlog with consumer
     restarts; every newest verdict equals batch, and so does the F1."""
-    src = tmp_path / "src"
-    with tarfile.open(shared_data / "pages" / "newspaper-pages.tar.gz") as tf:
-        tf.extractall(src, filter="data")
-    pages = next(p.parent for p in src.rglob("html") if p.is_dir())
-    coll = tmp_path / "coll"
-    coll.mkdir()
-    _bench().build(pages, coll, True, no_headlines, retitled)
+    coll = _collection(shared_data, tmp_path, True, no_headlines, retitled, False)
     caps: list[tuple[str, str, bytes]] = []
     labels: list[bool] = []
     for r in read_labels(coll / "labels.tsv"):

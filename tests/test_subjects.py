@@ -14,10 +14,22 @@ from tests import textgen
 from tests.test_step import URL, cap
 from watcher.config import EngineConfig
 from watcher.engine import Engine
+from watcher.model import Capture, Verdict
 from watcher.profiles import seed_kind, title_subject
 from watcher.step import HistoryState
 from watcher.store import SQLiteStore
 from watcher.watch import Watcher
+
+
+def _batch_as_stream(caps: list[Capture], tmp_path: Path) -> list[Verdict]:
+    """Batch verdicts on ``caps``, after asserting that the stream (the Watcher over the real SQLite
+    store, whose baselines must keep what the subject rules read) says the same, in order."""
+    batch = Engine(EngineConfig()).scan_history("k", caps).verdicts
+    with SQLiteStore(tmp_path / "s.db") as store:
+        watcher = Watcher(Engine(EngineConfig()), store)
+        stream = [watcher.process(c) for c in caps]
+    assert [(v.status, v.reason) for v in stream] == [(v.status, v.reason) for v in batch]
+    return list(batch)
 
 
 def _subject(base_title: str, cur_title: str, host: str = "") -> float | None:
@@ -174,15 +186,9 @@ def test_a_deep_page_titled_with_the_site_name_is_judged_by_its_headline(tmp_pat
     eng = Engine(EngineConfig())
     fa = eng.fingerprint(cap(0, a, url=deep))
     assert fa.headline == "Live: protests in Tahrir Square" and fa.title == "Ahram Online"
-    caps = [cap(0, a, url=deep), cap(1, a2, url=deep), cap(2, b, url=deep)]
-    r = eng.scan_history("k", caps).verdicts
+    r = _batch_as_stream([cap(0, a, url=deep), cap(1, a2, url=deep), cap(2, b, url=deep)], tmp_path)
     assert [v.status for v in r] == ["on-topic", "on-topic", "off-topic"]
     assert "replaced" in r[2].checks and "headline words kept" in r[2].reason
-    # the stream keeps the baseline's headline in the store and says the same
-    with SQLiteStore(tmp_path / "s.db") as store:
-        watcher = Watcher(Engine(EngineConfig()), store)
-        stream = [watcher.process(c) for c in caps]
-    assert [(v.status, v.reason) for v in stream] == [(v.status, v.reason) for v in r]
     # without the headlines the menus hide the replacement from the text test
     plain = eng.scan_history("k", [cap(0, textgen.html([*menu, textgen.paragraph("music", 200, 1)], "Ahram Online"),
                                          url=deep),
@@ -229,14 +235,9 @@ def test_a_deep_page_without_title_or_headline_of_its_own_is_judged_by_its_headi
     eng = Engine(EngineConfig())
     fa = eng.fingerprint(cap(0, a, url=deep))
     assert fa.heading == "Live: protests in Tahrir Square" and fa.headline == ""
-    caps = [cap(0, a, url=deep), cap(1, a2, url=deep), cap(2, b, url=deep)]
-    r = eng.scan_history("k", caps).verdicts
+    r = _batch_as_stream([cap(0, a, url=deep), cap(1, a2, url=deep), cap(2, b, url=deep)], tmp_path)
     assert [v.status for v in r] == ["on-topic", "on-topic", "off-topic"]
     assert "replaced" in r[2].checks and "heading words kept" in r[2].reason
-    with SQLiteStore(tmp_path / "s.db") as store:  # the baseline's heading survives the store
-        watcher = Watcher(Engine(EngineConfig()), store)
-        stream = [watcher.process(c) for c in caps]
-    assert [(v.status, v.reason) for v in stream] == [(v.status, v.reason) for v in r]
     # a site's name that no rule ties to the address (an Arabic name on a Latin one): the one title
     # over a changed text is no evidence either, and the headings speak
     portal = "بوابة الأخبار"

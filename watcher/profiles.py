@@ -285,17 +285,16 @@ def typos_forgiven(base: Sequence[str], cur: Sequence[str], shingle_size: int) -
 
     from .fingerprint import shingle_hashes
 
-    b, c = list(base), list(cur)
-    fixed = list(c)
+    fixed = list(cur)
     typos = 0
-    for op in Levenshtein.opcodes(b, c):
+    for op in Levenshtein.opcodes(base, cur):
         if op.tag != "replace" or op.src_end - op.src_start != op.dest_end - op.dest_start:
             continue
         for i, j in zip(range(op.src_start, op.src_end), range(op.dest_start, op.dest_end), strict=True):
-            if _is_typo(b[i], c[j]):
-                fixed[j] = b[i]
+            if _is_typo(base[i], cur[j]):
+                fixed[j] = base[i]
                 typos += 1
-    bs = set(shingle_hashes(b, shingle_size).tolist())
+    bs = set(shingle_hashes(base, shingle_size).tolist())
     cs = set(shingle_hashes(fixed, shingle_size).tolist())
     if not bs:
         return typos, 1.0 if not cs else 0.0, 1.0 if not cs else 0.0
