@@ -144,6 +144,26 @@ def test_original_url_and_surt_prefix() -> None:
     ("YouTube", "This video has been removed by the user. Sorry about that.", "soft-404"),
     ("Facebook", "This content isn't available right now. The link you followed may be broken.", "soft-404"),
     ("Blogger", "Blog not found. Sorry, the blog you were looking for does not exist.", "soft-404"),
+    # The platforms' and CMSs' own notices, as activist and news collections of 2010-2014 hold them
+    ("Welcome to Facebook - Log In, Sign Up or Learn More", "Facebook helps you connect", "login-wall"),
+    ("Facebook - Log In or Sign Up", "Connect with friends and the world around you", "login-wall"),
+    ("فيسبوك - تسجيل الدخول أو الاشتراك", "", "login-wall"),
+    ("", "سجل الدخول لمشاهدة المزيد على فيسبوك", "login-wall"),
+    ("Facebook", "This content is currently unavailable. The page you requested cannot be displayed", "soft-404"),
+    ("", "هذا المحتوى غير متوفر حاليًا. ربما يكون الرابط الذي اتبعته معطلاً", "soft-404"),
+    ("YouTube", "This channel is not available.", "soft-404"),
+    ("YouTube", "هذا الفيديو غير متاح.", "soft-404"),
+    ("Twitter / Over capacity", "Twitter is over capacity. Please wait a moment and try again.", "database-error"),
+    ("تويتر / الحساب معلق", "", "suspended"),
+    ("", "تم إيقاف هذا الحساب", "suspended"),
+    ("WordPress.com", "This blog has been archived or suspended in accordance with our Terms of Service.", "soft-404"),
+    ("خطأ 404", "", "soft-404"),
+    ("", "عذراً، لم يتم العثور على الصفحة المطلوبة", "soft-404"),
+    ("", "الصفحة التي تبحث عنها غير موجودة أو تم نقلها", "soft-404"),
+    ("", "Erreur. Cette page n'existe pas.", "soft-404"),
+    ("", "هذا النطاق معروض للبيع", "parked"),
+    ("", "خطأ في الاتصال بقاعدة البيانات", "database-error"),
+    ("الموقع تحت الصيانة", "سنعود قريبًا", "under-construction"),
 ])
 def test_page_kinds(title: str, text: str, kind: str) -> None:
     found = detect_page_kind(title, [], text, len(text.split()))
@@ -155,6 +175,20 @@ def test_a_public_page_with_a_login_link_is_not_a_login_wall() -> None:
     must log in to see it."""
     text = "Log in or Sign up. Women's rights group statement on the trial. Join us on Saturday. Log in"
     assert detect_page_kind("Women's Rights Group | Facebook", ["Log in"], text, len(text.split())) is None
+
+
+@pytest.mark.parametrize("title", [
+    "السلطات تحجب موقع الجزيرة وتغلق حسابات ناشطين",  # the authorities block Al Jazeera's site: news, not a notice
+    "مشروع الطريق الدائري قيد التطوير",  # the ring road is under development
+    "Hospital over capacity as flu spreads",
+    "Activists say the blocked site is still not available in Egypt",
+])
+def test_headlines_about_blocking_or_maintenance_are_not_notices(title: str) -> None:
+    """A news headline that reports a block, an outage or works is the page's subject, not a notice
+    about the page itself: the Arabic phrases need the notice's own wording ("this account", "the
+    site is under maintenance")."""
+    text = "تقرير عن الحدث. " * 150
+    assert detect_page_kind(title, [], text, len(text.split())) is None
 
 
 def test_long_article_mentioning_an_error_is_not_a_soft_404() -> None:

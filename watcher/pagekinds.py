@@ -31,7 +31,7 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"página no encontrada", r"no se (ha podido encontrar|encontr[óo]) la página",
         r"page (introuvable|non trouvée)",
         r"seite (wurde )?nicht gefunden", r"pagina non trovata", r"página não encontrada", r"страница не найдена",
-        r"الصفحة (غير موجودة|المطلوبة غير)", r"sayfa bulunamadı", r"http error 404", r"error 404",
+        r"sayfa bulunamadı", r"http error 404", r"error 404",
         r"object not found", r"this page (has been|was) (removed|deleted|moved)", r"էջը (չի )?գտնվ",
         r"pagina niet gevonden", r"strona nie (zosta[łl]a )?znaleziona", r"stránka nenalezena", r"sivua ei löydy",
         r"sidan (kunde inte hittas|hittades inte)", r"σελίδα δεν βρέθηκε", r"דף לא נמצא", r"صفحه (مورد نظر )?یافت نشد",
@@ -42,6 +42,17 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"(this|the) (channel|account|user) (does not|doesn't) exist", r"this (content|page) (isn't|is not) available",
         r"the link you followed may (be broken|have expired|have been removed)", r"blog not found",
         r"sorry, the blog at .{0,80} has been removed",
+        r"this (content|page) is (currently |temporarily )?unavailable",
+        r"this (channel|account|user|video) (has been|is) (suspended|terminated|removed|not available|unavailable)",
+        r"cette page n'existe (pas|plus)",
+        r"la page (demandée|que vous (recherchez|cherchez)) (n'existe (pas|plus)|est introuvable)",
+        r"^\s*there'?s nothing here", r"(blog|site) has been archived or suspended",
+        # Arabic: the phrases of the platforms' and the common CMSs' own error pages ("this content
+        # is not available", "the page you are looking for", "the blog was not found", "error 404")
+        r"الصفحة (غير (موجودة|متوفرة|متاحة)|المطلوبة غير)", r"الصفحة التي (تبحث|تبحثين|تحاول الوصول) ",
+        r"لم يتم العثور على (الصفحة|المدونة|المقال|الملف|الرابط)", r"(المدونة|القناة|الصفحة) (غير موجودة|غير متوفرة)",
+        r"(هذا المحتوى|هذا الفيديو|هذه القناة|هذا الحساب) غير (متوفر|متاح|موجود)", r"تمت? إزالة (هذا )?الفيديو",
+        r"الرابط الذي (اتبعته|نقرت عليه)", r"خطأ\s*404|404\s*خطأ",
     ),
     "login-wall": (
         r"you (must|need to) (be )?log(ged)? ?in(to)? (to )?(continue|see|view|access|read)",
@@ -50,6 +61,10 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"this blog is open to invited readers only", r"this site is marked private", r"^private site\b",
         r"(debes|tienes que) iniciar sesión", r"vous devez (vous connecter|être connecté)",
         r"(sie müssen|bitte) (sich )?(anmelden|angemeldet sein|melde dich an)", r"يجب (عليك )?تسجيل الدخول",
+        # Facebook's front door served at a page's address (2010-2014 titles, English and Arabic)
+        r"^welcome to facebook\b", r"^facebook - log in(,| or) sign up", r"تسجيل الدخول (إلى|على) (فيسبوك|فيس بوك)",
+        r"^(فيسبوك|فيس بوك) - (قم ب)?تسجيل الدخول", r"مرحبا بك (في|على) (فيسبوك|فيس بوك)",
+        r"(سجل|يرجى تسجيل|الرجاء تسجيل) الدخول (للمتابعة|لمتابعة|لعرض|لمشاهدة|للاطلاع)", r"التغريدات (هذه )?محمية",
     ),
     "parked": (
         r"(this|the) domain (name )?(is|may be) for sale", r"buy this domain", r"domain (is )?for sale",
@@ -59,6 +74,7 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"get this domain", r"the domain .{0,60} (is|has been) registered", r"domain names? (is )?available",
         r"dominio (en venta|está a la venta)", r"ce (nom de )?domaine est (à vendre|en vente)",
         r"domain steht zum verkauf", r"namebright", r"dan\.com", r"afternic", r"bodis",
+        r"(هذا )?(النطاق|الدومين|اسم النطاق) (للبيع|معروض للبيع)", r"انتهت صلاحية (هذا )?(النطاق|الدومين|اسم النطاق)",
     ),
     "suspended": (
         r"account (has been |is )?suspended", r"(site|website) (has been |is )?suspended",
@@ -70,7 +86,8 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"(available|disponible|disponível)", r"site (temporarily )?unavailable",
         r"sitio (temporalmente )?no disponible",
         r"site (temporairement )?indisponible", r"сайт (временно )?(недоступен|заблокирован)",
-        r"الموقع (غير متاح|موقوف)",
+        r"الموقع (غير متاح|موقوف)", r"(الحساب|حساب) (معلق|موقوف)", r"هذا (الموقع|الحساب) (معلق|موقوف|محجوب)",
+        r"تم (إيقاف|تعليق|حجب|إغلاق|إنهاء) (هذا (الموقع|الحساب)|هذه (المدونة|القناة))",
     ),
     "database-error": (
         r"error establishing a database connection", r"database (connection )?error", r"mysql_connect",
@@ -79,6 +96,7 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"service (temporarily )?unavailable", r"bad gateway", r"gateway time-?out",
         r"server error in '.*' application",
         r"runtime error", r"too many connections", r"sql server error", r"odbc", r"stack trace",
+        r"twitter is over capacity|^twitter / over capacity", r"خطأ في (الاتصال ب)?قاعدة البيانات",
     ),
     "under-construction": (
         r"under construction", r"coming soon", r"site (is )?(currently )?under maintenance",
@@ -93,13 +111,14 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"pronto estaremos", r"em (construção|manutenção)", r"en mantenimiento", r"site en maintenance",
         r"wartungsarbeiten", r"yapım aşamasında", r"в разработке", r"сайт на реконструкции", r"قيد الإنشاء",
         r"تحت الإنشاء", r"in onderhoud", r"w budowie", r"we('ll| will) be back soon", r"new (web)?site (is )?coming",
+        r"(الموقع|الصفحة) (تحت|قيد) (الصيانة|التطوير)", r"سنعود قريبًا",
     ),
     "bot-challenge": (
         r"checking (if the site connection is secure|your browser)", r"attention required!? \| cloudflare",
         r"just a moment\.\.\.", r"ddos protection by", r"are you a (human|robot)", r"verify you are (a )?human",
         r"enable (javascript and )?cookies to continue", r"captcha", r"access denied", r"403 forbidden",
         r"you don't have permission to access", r"request unsuccessful\. incapsula", r"pardon our interruption",
-        r"unusual traffic from your computer",
+        r"unusual traffic from your computer", r"(تحقق|التحقق) من (أنك|انك) (إنسان|لست روبوت)",
     ),
     "defaced": (
         r"hacked by", r"h4ck3d", r"defaced by", r"owned by .{0,30} team", r"was here\b.{0,40}hack",
