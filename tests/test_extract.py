@@ -147,6 +147,7 @@ def test_original_url_and_surt_prefix() -> None:
     # The platforms' and CMSs' own notices, as activist and news collections of 2010-2014 hold them
     ("Welcome to Facebook - Log In, Sign Up or Learn More", "Facebook helps you connect", "login-wall"),
     ("Facebook - Log In or Sign Up", "Connect with friends and the world around you", "login-wall"),
+    ("Welcome to Twitter - Login or Sign up", "Find out what's happening, right now", "login-wall"),
     ("فيسبوك - تسجيل الدخول أو الاشتراك", "", "login-wall"),
     ("", "سجل الدخول لمشاهدة المزيد على فيسبوك", "login-wall"),
     ("Facebook", "This content is currently unavailable. The page you requested cannot be displayed", "soft-404"),
