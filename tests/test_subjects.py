@@ -263,3 +263,28 @@ def test_a_deep_page_without_title_or_headline_of_its_own_is_judged_by_its_headi
     scripted = a.replace(b"<h1>Live:", b"<h1><script>var ad_slot = 'x';</script>Live:", 1)
     assert scripted != a
     assert eng.fingerprint(cap(0, scripted, url=deep)).heading == "Live: protests in Tahrir Square"
+
+
+def test_a_title_that_drops_its_headline_lets_the_heading_speak(tmp_path: Path) -> None:
+    """A site that turns from "Headline | Site" titles to the site's name alone, with no og:title:
+    the capture's title names no subject of its own, so where its first-level heading still
+    carries the baseline title's headline the article is there; another heading, or none, is
+    still another page.  Deep-page collection with site-name titles from the second capture and no
+    og:title (``--site-titles --retitled --no-headlines``): F1 0.820 (P 0.740) -> 0.882 (P 0.865),
+    recall unchanged; every other variant and gold unchanged."""
+    deep = "http://english.ahram.org.eg/NewsContent/1/64/12345/Egypt/Politics-/Live-blog.aspx"
+    live = "Live: protests in Tahrir Square"
+
+    def page(topic: str, seed: int, title: str, heading: str | None) -> bytes:
+        body = textgen.html([textgen.paragraph(topic, 200, seed)], title)
+        return body.replace(f"<h1>{title}</h1>".encode(), f"<h1>{heading}</h1>".encode() if heading else b"", 1)
+
+    base = page("music", 1, f"{live} | Ahram Online", live)
+    same = page("music", 5, "Ahram Online", live)  # the live blog's new entries, under the old headline
+    other = page("garden", 2, "Ahram Online", "Syria talks stall in Geneva")
+    bare = page("garden", 2, "Ahram Online", None)  # the site's name and no heading: not the article
+    r = _batch_as_stream([cap(0, base, url=deep), cap(1, same, url=deep), cap(2, other, url=deep),
+                          cap(3, same, url=deep), cap(4, bare, url=deep)], tmp_path)
+    assert [v.status for v in r] == ["on-topic", "on-topic", "off-topic", "on-topic", "off-topic"], \
+        [v.reason for v in r]
+    assert "heading words kept" in r[2].reason and "title words kept 0 " in r[4].reason

@@ -63,7 +63,8 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"(sie müssen|bitte) (sich )?(anmelden|angemeldet sein|melde dich an)", r"يجب (عليك )?تسجيل الدخول",
         # Facebook's and Twitter's front doors served at a page's address (2010-2014 titles, English
         # and Arabic: a crawler that drops "#!/name" fetches twitter.com itself)
-        r"^welcome to (facebook|twitter)\b", r"^facebook - log in(,| or) sign up", r"تسجيل الدخول (إلى|على) (فيسبوك|فيس بوك)",
+        r"^welcome to (facebook|twitter)\b", r"^facebook - log in(,| or) sign up",
+        r"تسجيل الدخول (إلى|على) (فيسبوك|فيس بوك)",
         r"^(فيسبوك|فيس بوك) - (قم ب)?تسجيل الدخول", r"مرحبا بك (في|على) (فيسبوك|فيس بوك)",
         r"(سجل|يرجى تسجيل|الرجاء تسجيل) الدخول (للمتابعة|لمتابعة|لعرض|لمشاهدة|للاطلاع)", r"التغريدات (هذه )?محمية",
     ),

@@ -128,6 +128,17 @@ def _names_site(segment: str, host: str) -> bool:
     return bool(own) and len(words) - len(own) <= 1
 
 
+def _own_segments(base: str, cur: str, host: str) -> tuple[list[str], list[str], list[str]]:
+    """The baseline title's segments that do not name the site, and each title's segments that the
+    other does not share."""
+    bs = [s.strip() for s in _TITLE_SEP.split(base) if s.strip()]
+    cs = [s.strip() for s in _TITLE_SEP.split(cur) if s.strip()]
+    if host:
+        bs = [s for s in bs if not _names_site(s, host)]
+        cs = [s for s in cs if not _names_site(s, host)]
+    return bs, [s for s in bs if s not in cs], [s for s in cs if s not in bs]
+
+
 def title_subject(base: str, cur: str, host: str = "") -> float | None:
     """Similarity of the titles' own words: the segments that name the site
     and the segments the two titles share (a section, "Home") are set aside,
@@ -144,15 +155,9 @@ def title_subject(base: str, cur: str, host: str = "") -> float | None:
         return None  # no title on one side: no evidence either way
     from rapidfuzz.fuzz import token_set_ratio
 
-    bs = [s.strip() for s in _TITLE_SEP.split(base) if s.strip()]
-    cs = [s.strip() for s in _TITLE_SEP.split(cur) if s.strip()]
-    if host:
-        bs = [s for s in bs if not _names_site(s, host)]
-        cs = [s for s in cs if not _names_site(s, host)]
+    bs, b_own, c_own = _own_segments(base, cur, host)
     if not bs:
         return None  # the baseline's title names the site alone
-    b_own = [s for s in bs if s not in cs]
-    c_own = [s for s in cs if s not in bs]
     if not b_own:  # same title (same subject), or the baseline's is all labels the capture repeats
         return 1.0 if not c_own else None
     if not c_own:
@@ -210,6 +215,11 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
         subj = title_subject(base.headline_key or base.title_key, cur.headline_key or cur.title_key, host)
         if named_by == "title" and base.title_key == cur.title_key and len(base.title_key.split()) <= NAME_MAX_WORDS:
             subj = None  # the one short title reads as a name, not a headline: no evidence (below)
+        if named_by == "title" and subj == 0.0 and cur.heading and base.title_key and cur.title_key \
+                and not _own_segments(base.title_key, cur.title_key, host)[2]:
+            # The capture's title names no subject of its own (the site's name, the baseline's labels):
+            # its first-level heading may still carry the baseline title's subject.
+            named_by, subj = "heading", title_subject(base.title_key, cur.heading_key, host)
         if subj is None:
             # The titles name no subject: the site's name on every page, one that the rules tie to the
             # address or the one short title (a name no rule ties to the address, as an Arabic name on
