@@ -192,6 +192,20 @@ def test_headlines_about_blocking_or_maintenance_are_not_notices(title: str) -> 
     assert detect_page_kind(title, [], text, len(text.split())) is None
 
 
+def test_a_script_inside_a_heading_is_not_what_the_heading_says() -> None:
+    """Headings are read without the scripts and styles inside them, for the page kinds as for the
+    headline: an ad slot's code that mentions "page not found" does not make a soft 404."""
+    html = ("<html><head><title>Rights Watch</title></head><body><h1><script>var msg = 'Page not found';"
+            "</script>Annual report on detention</h1><h2><style>.x{}</style>Findings</h2>"
+            "<p>" + "The report documents the cases. " * 20 + "</p></body></html>")
+    doc = read_html(html)
+    assert doc.headings == ["Annual report on detention", "Findings"]
+    assert doc.h1 == ["Annual report on detention"]
+    fp = fingerprint(Capture(url="http://example.org/report", timestamp=datetime(2020, 1, 1),
+                             content=html.encode(), content_type="text/html"), EngineConfig())
+    assert fp.page_kind is None
+
+
 def test_long_article_mentioning_an_error_is_not_a_soft_404() -> None:
     text = "The report says the page not found error confused readers. " + "Rights advocacy work continues. " * 80
     assert detect_page_kind("Annual report on access", [], text, len(text.split())) is None

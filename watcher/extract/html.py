@@ -137,10 +137,6 @@ def remove_boilerplate(root: lxml.html.HtmlElement) -> None:
             _drop(el)
 
 
-def _text_of(el: lxml.html.HtmlElement) -> str:
-    return normalise_ws(" ".join(el.itertext()))[:300]
-
-
 # Bounds on the cost of one page, not only on its bytes: inscriptis builds a
 # Python object per node (a 19 MB page of small elements took a consumer to
 # 1.6 GB), so pages with more nodes than this get lxml's plain text instead,
@@ -180,13 +176,12 @@ def read_html(html: str, *, banners: bool = True, main_content: bool = False) ->
     if banners and any(b in html for b in (*_BANNER_IDS, "HEADER")):
         remove_banners(root, doc.site_name)
     for h in root.iter("h1", "h2"):
-        t = _text_of(h)
+        # its words only: a script or a style inside a heading is not what the heading says
+        t = normalise_ws(" ".join(h.xpath(".//text()[not(ancestor::script or ancestor::style)]")))[:300]
         if t:
             doc.headings.append(t)
-            if h.tag == "h1":  # its words only: a script or a style inside a heading is not a headline
-                own = normalise_ws(" ".join(h.xpath(".//text()[not(ancestor::script or ancestor::style)]")))
-                if own:
-                    doc.h1.append(own[:300])
+            if h.tag == "h1":
+                doc.h1.append(t)
         if len(doc.headings) >= 20:
             break
     # Inscriptis walks every node; drop the subtrees it would hide anyway.
