@@ -155,6 +155,7 @@ def test_original_url_and_surt_prefix() -> None:
     ("YouTube", "This channel is not available.", "soft-404"),
     ("YouTube", "هذا الفيديو غير متاح.", "soft-404"),
     ("Twitter / Over capacity", "Twitter is over capacity. Please wait a moment and try again.", "database-error"),
+    ("", "This page is temporarily unavailable. Please try again later.", "database-error"),  # transient
     ("تويتر / الحساب معلق", "", "suspended"),
     ("", "تم إيقاف هذا الحساب", "suspended"),
     ("WordPress.com", "This blog has been archived or suspended in accordance with our Terms of Service.", "soft-404"),

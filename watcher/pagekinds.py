@@ -42,7 +42,7 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"(this|the) (channel|account|user) (does not|doesn't) exist", r"this (content|page) (isn't|is not) available",
         r"the link you followed may (be broken|have expired|have been removed)", r"blog not found",
         r"sorry, the blog at .{0,80} has been removed",
-        r"this (content|page) is (currently |temporarily )?unavailable",
+        r"this (content|page) is (currently )?unavailable",
         r"this (channel|account|user|video) (has been|is) (suspended|terminated|removed|not available|unavailable)",
         r"cette page n'existe (pas|plus)",
         r"la page (demandée|que vous (recherchez|cherchez)) (n'existe (pas|plus)|est introuvable)",
@@ -98,7 +98,8 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"service (temporarily )?unavailable", r"bad gateway", r"gateway time-?out",
         r"server error in '.*' application",
         r"runtime error", r"too many connections", r"sql server error", r"odbc", r"stack trace",
-        r"twitter is over capacity|^twitter / over capacity", r"خطأ في (الاتصال ب)?قاعدة البيانات",
+        r"twitter is over capacity|^twitter / over capacity", r"this (content|page) is temporarily unavailable",
+        r"خطأ في (الاتصال ب)?قاعدة البيانات",
     ),
     "under-construction": (
         r"under construction", r"coming soon", r"site (is )?(currently )?under maintenance",
