@@ -271,7 +271,8 @@ def test_a_title_that_drops_its_headline_lets_the_heading_speak(tmp_path: Path) 
     carries the baseline title's headline the article is there; another heading, or none, is
     still another page.  Deep-page collection with site-name titles from the second capture and no
     og:title (``--site-titles --retitled --no-headlines``): F1 0.820 (P 0.740) -> 0.882 (P 0.865),
-    recall unchanged; every other variant and gold unchanged."""
+    recall unchanged, and the same with an Arabic site name (``--foreign-names``); every other
+    variant and gold unchanged."""
     deep = "http://english.ahram.org.eg/NewsContent/1/64/12345/Egypt/Politics-/Live-blog.aspx"
     live = "Live: protests in Tahrir Square"
 
@@ -288,3 +289,14 @@ def test_a_title_that_drops_its_headline_lets_the_heading_speak(tmp_path: Path) 
     assert [v.status for v in r] == ["on-topic", "on-topic", "off-topic", "on-topic", "off-topic"], \
         [v.reason for v in r]
     assert "heading words kept" in r[2].reason and "title words kept 0 " in r[4].reason
+    # a name no rule ties to the address (an Arabic name on a Latin one) is short: it reads as a name
+    # there too, and the heading speaks; with no heading the title still says another page
+    portal = "بوابة الأخبار"
+    r_ar = _batch_as_stream([cap(0, base, url=deep), cap(1, page("music", 5, portal, live), url=deep),
+                             cap(2, page("garden", 2, portal, "Syria talks stall in Geneva"), url=deep),
+                             cap(3, page("garden", 2, portal, None), url=deep)], tmp_path / "ar")
+    assert [v.status for v in r_ar] == ["on-topic", "on-topic", "off-topic", "off-topic"], [v.reason for v in r_ar]
+    # a longer title of its own is a headline: it decides, and the heading is not read
+    moved = page("music", 5, "Syria talks stall in Geneva | Ahram Online", live)
+    r_long = Engine(EngineConfig()).scan_history("k", [cap(0, base, url=deep), cap(1, moved, url=deep)]).verdicts
+    assert r_long[1].status == "off-topic" and "title words kept" in r_long[1].reason

@@ -215,10 +215,12 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
         subj = title_subject(base.headline_key or base.title_key, cur.headline_key or cur.title_key, host)
         if named_by == "title" and base.title_key == cur.title_key and len(base.title_key.split()) <= NAME_MAX_WORDS:
             subj = None  # the one short title reads as a name, not a headline: no evidence (below)
-        if named_by == "title" and subj == 0.0 and cur.heading and base.title_key and cur.title_key \
-                and not _own_segments(base.title_key, cur.title_key, host)[2]:
-            # The capture's title names no subject of its own (the site's name, the baseline's labels):
-            # its first-level heading may still carry the baseline title's subject.
+        if named_by == "title" and subj is not None and subj < SUBJECT_TITLE and cur.heading and base.title_key \
+                and cur.title_key and (len(cur.title_key.split()) <= NAME_MAX_WORDS
+                                       or not _own_segments(base.title_key, cur.title_key, host)[2]):
+            # The capture's title names no subject of its own (the site's name, the baseline's labels),
+            # or is short enough to read as a name (one no rule ties to the address): its first-level
+            # heading may still carry the baseline title's subject.
             named_by, subj = "heading", title_subject(base.title_key, cur.heading_key, host)
         if subj is None:
             # The titles name no subject: the site's name on every page, one that the rules tie to the
