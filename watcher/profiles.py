@@ -169,6 +169,38 @@ def title_subject(base: str, cur: str, host: str = "") -> float | None:
     return float(token_set_ratio(max(b_own, key=len), max(c_own, key=len))) / 100.0
 
 
+def _subject(base: Fingerprint, cur: Fingerprint, host: str) -> tuple[str, float | None]:
+    """What names a deep page's subject in both captures ("headline", "title" or "heading") and how
+    much of the baseline's subject the capture keeps; ``None`` when nothing names it (the text
+    decides then)."""
+    # The page's own headline (og:title) names its subject where the title does not say it (a
+    # title that is the site's name, or one padded with section names: "Ebola: nurse named |
+    # Latest News | Breaking News UK | Daily Star").  A page keeps a headline only when its
+    # title does not contain it, so each page's subject line is its headline if it keeps one,
+    # else its title: a site that turns to titling every page with its name, keeping og:title,
+    # then compares the old title's headline with the new og:title, not with the site's name.
+    named_by = "headline" if base.headline or cur.headline else "title"
+    subj = title_subject(base.headline_key or base.title_key, cur.headline_key or cur.title_key, host)
+    if named_by == "title" and base.title_key == cur.title_key and len(base.title_key.split()) <= NAME_MAX_WORDS:
+        subj = None  # the one short title reads as a name, not a headline: no evidence (below)
+    if named_by == "title" and subj is not None and subj < SUBJECT_TITLE and cur.heading and base.title_key \
+            and cur.title_key and (len(cur.title_key.split()) <= NAME_MAX_WORDS
+                                   or not _own_segments(base.title_key, cur.title_key, host)[2]):
+        # The capture's title names no subject of its own (the site's name, the baseline's labels),
+        # or is short enough to read as a name (one no rule ties to the address): its first-level
+        # heading may still carry the baseline title's subject.
+        named_by, subj = "heading", title_subject(base.title_key, cur.heading_key, host)
+    if subj is None:
+        # The titles name no subject: the site's name on every page, one that the rules tie to the
+        # address or the one short title (a name no rule ties to the address, as an Arabic name on
+        # a Latin one).  A page's first-level heading still may name the subject (a page that
+        # declares no headline: Fingerprint.heading).
+        b_head, c_head = base.headline_key or base.heading_key, cur.headline_key or cur.heading_key
+        if b_head and c_head and (base.heading or cur.heading):
+            named_by, subj = "heading", title_subject(b_head, c_head, host)
+    return named_by, subj
+
+
 def _measure_reasons(results: Mapping[str, MeasureResult], cfg: EngineConfig) -> tuple[bool, list[str]]:
     flagged_by_policy, flagged = policy_flags(results, cfg)
     reasons = []
@@ -205,31 +237,7 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
     kind = seed_kind(seed_url)
     if kind == "page" and cfg.page_subject and cos is not None and "identity" not in checks:
         host = base.host or cur.host
-        # The page's own headline (og:title) names its subject where the title does not say it (a
-        # title that is the site's name, or one padded with section names: "Ebola: nurse named |
-        # Latest News | Breaking News UK | Daily Star").  A page keeps a headline only when its
-        # title does not contain it, so each page's subject line is its headline if it keeps one,
-        # else its title: a site that turns to titling every page with its name, keeping og:title,
-        # then compares the old title's headline with the new og:title, not with the site's name.
-        named_by = "headline" if base.headline or cur.headline else "title"
-        subj = title_subject(base.headline_key or base.title_key, cur.headline_key or cur.title_key, host)
-        if named_by == "title" and base.title_key == cur.title_key and len(base.title_key.split()) <= NAME_MAX_WORDS:
-            subj = None  # the one short title reads as a name, not a headline: no evidence (below)
-        if named_by == "title" and subj is not None and subj < SUBJECT_TITLE and cur.heading and base.title_key \
-                and cur.title_key and (len(cur.title_key.split()) <= NAME_MAX_WORDS
-                                       or not _own_segments(base.title_key, cur.title_key, host)[2]):
-            # The capture's title names no subject of its own (the site's name, the baseline's labels),
-            # or is short enough to read as a name (one no rule ties to the address): its first-level
-            # heading may still carry the baseline title's subject.
-            named_by, subj = "heading", title_subject(base.title_key, cur.heading_key, host)
-        if subj is None:
-            # The titles name no subject: the site's name on every page, one that the rules tie to the
-            # address or the one short title (a name no rule ties to the address, as an Arabic name on
-            # a Latin one).  A page's first-level heading still may name the subject (a page that
-            # declares no headline: Fingerprint.heading).
-            b_head, c_head = base.headline_key or base.heading_key, cur.headline_key or cur.heading_key
-            if b_head and c_head and (base.heading or cur.heading):
-                named_by, subj = "heading", title_subject(b_head, c_head, host)
+        named_by, subj = _subject(base, cur, host)
         cont = _sim(results, "containment", base, cur)
         # The text changed: by the cosine, or by as much as the "drifted" class means (a page whose
         # boilerplate outweighs its article keeps a high cosine when the article is replaced).
