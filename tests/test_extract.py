@@ -184,6 +184,8 @@ def test_a_public_page_with_a_login_link_is_not_a_login_wall() -> None:
     "مشروع الطريق الدائري قيد التطوير",  # the ring road is under development
     "Hospital over capacity as flu spreads",
     "Activists say the blocked site is still not available in Egypt",
+    "تمت إزالة الفيديو من يوتيوب بعد ساعات من نشره",  # the video was removed from YouTube: a report
+    "لم يتم العثور على الملف الخاص بالقضية",  # the case file was not found
 ])
 def test_headlines_about_blocking_or_maintenance_are_not_notices(title: str) -> None:
     """A news headline that reports a block, an outage or works is the page's subject, not a notice
