@@ -300,3 +300,26 @@ def test_a_title_that_drops_its_headline_lets_the_heading_speak(tmp_path: Path) 
     moved = page("music", 5, "Syria talks stall in Geneva | Ahram Online", live)
     r_long = Engine(EngineConfig()).scan_history("k", [cap(0, base, url=deep), cap(1, moved, url=deep)]).verdicts
     assert r_long[1].status == "off-topic" and "title words kept" in r_long[1].reason
+
+
+def test_a_deep_page_that_nothing_names_is_not_called_the_same_subject() -> None:
+    """Where no title, headline or heading names a deep page's subject and the text changed short of
+    "another text", the capture stays on topic, but its reason does not claim "same subject": the
+    subject is not known.  Where a title names it, it is."""
+    deep = "http://english.ahram.org.eg/NewsContent/1/64/12345/Egypt/Politics-/Live-blog.aspx"
+    menu = [textgen.paragraph(t, 250, 50 + i) for i, t in enumerate(["space", "cooking"])]
+    eng = Engine(EngineConfig())
+
+    def page(topic: str, seed: int, title: str) -> bytes:
+        return textgen.html([*menu, textgen.paragraph(topic, 250, seed)], title).replace(
+            f"<h1>{title}</h1>".encode(), b"", 1)
+
+    unnamed = eng.scan_history("k", [cap(0, page("music", 1, "Ahram Online"), url=deep),
+                                     cap(1, page("garden", 2, "Ahram Online"), url=deep)]).verdicts[1]
+    assert unnamed.status == "on-topic" and unnamed.change == "drifted", unnamed.reason
+    assert "no title or heading names its subject" in unnamed.reason and "same subject" not in unnamed.reason
+    live = "Live: protests in Tahrir Square | Ahram Online"
+    named = eng.scan_history("k", [cap(0, page("music", 1, live), url=deep),
+                                   cap(1, page("garden", 2, live), url=deep)]).verdicts[1]
+    assert named.status == "on-topic" and named.change == "drifted", named.reason  # a live blog's new entries
+    assert "same subject" in named.reason and "no title" not in named.reason

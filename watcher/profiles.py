@@ -235,9 +235,11 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
         reasons.append(f"site identity lost: title similarity {fmt(title)} < {fmt(IDENTITY_TITLE)} and cosine "
                        f"{fmt_vs(cos, IDENTITY_COSINE)} < {fmt(IDENTITY_COSINE)}")
     kind = seed_kind(seed_url)
+    unnamed = False  # a deep page whose titles and headings name no subject: "same subject" is not known
     if kind == "page" and cfg.page_subject and cos is not None and "identity" not in checks:
         host = base.host or cur.host
         named_by, subj = _subject(base, cur, host)
+        unnamed = subj is None
         cont = _sim(results, "containment", base, cur)
         # The text changed: by the cosine, or by as much as the "drifted" class means (a page whose
         # boilerplate outweighs its article keeps a high cosine when the article is replaced).
@@ -266,10 +268,11 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
     if doi_r is not None and doi_r < 1.0:
         return Decision("on-topic", "drifted", f"on topic; DOI lost ({fmt(doi_r)} of the baseline's kept)", 0.4)
     if cont is not None and cont < DRIFT_CONTAINMENT:
-        if cont < TEXT_REPLACED:
-            how = "same site, text replaced" if kind == "site" else "same subject, text rewritten"
+        if kind == "site":
+            how = "same site, text replaced" if cont < TEXT_REPLACED else "same site, text changed"
         else:
-            how = "same site, text changed" if kind == "site" else "same subject, text changed"
+            change = "text rewritten" if cont < TEXT_REPLACED else "text changed"
+            how = f"{change}, no title or heading names its subject" if unnamed else f"same subject, {change}"
         return Decision("on-topic", "drifted",
                         f"on topic ({what}: {how}; containment {fmt(cont)} < {fmt(DRIFT_CONTAINMENT)})", 0.3)
     return Decision("on-topic", "minor", f"on topic ({what}: small change"
