@@ -6,9 +6,10 @@ from datetime import datetime
 
 import pytest
 
+from tests import textgen
 from watcher.canonical import original_url, surt_prefix, url_key
 from watcher.config import CanonicalConfig, EngineConfig, TokenConfig
-from watcher.engine import behaviour_of
+from watcher.engine import Engine, behaviour_of
 from watcher.extract.decode import choose_encoding, decode
 from watcher.extract.html import read_html
 from watcher.fingerprint import fingerprint, words
@@ -145,10 +146,7 @@ def test_original_url_and_surt_prefix() -> None:
     ("Facebook", "This content isn't available right now. The link you followed may be broken.", "soft-404"),
     ("Blogger", "Blog not found. Sorry, the blog you were looking for does not exist.", "soft-404"),
     # The platforms' and CMSs' own notices, as activist and news collections of 2010-2014 hold them
-    ("Welcome to Facebook - Log In, Sign Up or Learn More", "Facebook helps you connect", "login-wall"),
-    ("Facebook - Log In or Sign Up", "Connect with friends and the world around you", "login-wall"),
-    ("Welcome to Twitter - Login or Sign up", "Find out what's happening, right now", "login-wall"),
-    ("فيسبوك - تسجيل الدخول أو الاشتراك", "", "login-wall"),
+    ("تسجيل الدخول إلى فيسبوك | فيسبوك", "", "login-wall"),
     ("", "سجل الدخول لمشاهدة المزيد على فيسبوك", "login-wall"),
     ("Facebook", "This content is currently unavailable. The page you requested cannot be displayed", "soft-404"),
     ("", "هذا المحتوى غير متوفر حاليًا. ربما يكون الرابط الذي اتبعته معطلاً", "soft-404"),
@@ -177,6 +175,29 @@ def test_a_public_page_with_a_login_link_is_not_a_login_wall() -> None:
     must log in to see it."""
     text = "Log in or Sign up. Women's rights group statement on the trial. Join us on Saturday. Log in"
     assert detect_page_kind("Women's Rights Group | Facebook", ["Log in"], text, len(text.split())) is None
+
+
+@pytest.mark.parametrize("title", ["Welcome to Facebook - Log In, Sign Up or Learn More", "Welcome to Twitter",
+                                   "Welcome to Twitter - Login or Sign up"])
+def test_a_platform_front_door_is_not_a_page_kind(title: str) -> None:
+    """A seed the crawler never reached ("twitter.com/#!/name": the fragment is dropped, twitter.com
+    is fetched) shows the platform's front door at every capture, its first included: as a page
+    kind, the whole history would be off topic with no baseline.  It is judged against itself
+    instead; where a front door replaces the page, the text measures see the page go."""
+    text = "Find out what's happening, right now, with the people and organizations you care about. Sign up"
+    assert detect_page_kind(title, [], text, len(text.split())) is None
+    url = "http://www.facebook.com/pages/We-are-all-Khaled-Said/123456"
+    page = textgen.html([textgen.paragraph("law", 200, 1), textgen.paragraph("river", 150, 2)],
+                        "We are all Khaled Said | Facebook")
+    door = textgen.html([text], title)
+    caps = [Capture(url=url, timestamp=datetime(2011, 2 + i, 1), content=c, content_type="text/html")
+            for i, c in enumerate((page, door, page))]
+    assert [v.status for v in Engine(EngineConfig()).scan_history("k", caps).verdicts] == \
+        ["on-topic", "off-topic", "on-topic"]
+    doors = [Capture(url=url, timestamp=datetime(2011, 2 + i, 1), content=door, content_type="text/html")
+             for i in range(3)]
+    assert [v.change for v in Engine(EngineConfig()).scan_history("k", doors).verdicts] == \
+        ["baseline", "unchanged", "unchanged"]
 
 
 @pytest.mark.parametrize("title", [
