@@ -32,6 +32,25 @@ def _batch_as_stream(caps: list[Capture], tmp_path: Path) -> list[Verdict]:
     return list(batch)
 
 
+# A deep page (an article's address) and menus that outweigh its article: the text test alone cannot
+# see the article replaced under them.
+DEEP = "http://english.ahram.org.eg/NewsContent/1/64/12345/Egypt/Politics-/Live-blog.aspx"
+MENU = [textgen.paragraph(t, 250, 50 + i) for i, t in enumerate(["space", "cooking", "space", "cooking"])]
+
+
+def _deep_stream(pages: list[bytes], tmp_path: Path) -> list[Verdict]:
+    """:func:`_batch_as_stream` on ``pages`` captured one after another at :data:`DEEP`."""
+    return _batch_as_stream([cap(i, p, url=DEEP) for i, p in enumerate(pages)], tmp_path)
+
+
+def _third_replaced(pages: list[bytes], tmp_path: Path, named_by: str) -> None:
+    """The article, the article again with an update, another article: only the last is off
+    topic, found by what names the subject (``named_by``: headline, heading)."""
+    r = _deep_stream(pages, tmp_path)
+    assert [v.status for v in r] == ["on-topic", "on-topic", "off-topic"]
+    assert "replaced" in r[2].checks and f"{named_by} words kept" in r[2].reason
+
+
 def _subject(base_title: str, cur_title: str, host: str = "") -> float | None:
     """title_subject over the title keys the fingerprints derive (normalised once per fingerprint)."""
     eng = Engine(EngineConfig())
@@ -100,9 +119,8 @@ def test_a_deep_page_replaced_by_another_article_of_the_site_is_off_topic() -> N
                           "Update: the hearing resumed."], f"Live blog: court hearing on the river dam | {site}")
     art2 = textgen.html([*textgen.document(["music", "garden"], 250, 9), "Ahram Online news politics sport"],
                         f"Jazz festival opens in the botanical garden | {site}")
-    deep = "http://english.ahram.org.eg/NewsContent/1/64/12345/Egypt/Politics-/Live-blog.aspx"
     eng = Engine(EngineConfig())
-    r = eng.scan_history("k", [cap(0, art1, url=deep), cap(1, art1b, url=deep), cap(2, art2, url=deep)])
+    r = eng.scan_history("k", [cap(0, art1, url=DEEP), cap(1, art1b, url=DEEP), cap(2, art2, url=DEEP)])
     assert [v.status for v in r.verdicts] == ["on-topic", "on-topic", "off-topic"]
     assert "page replaced" in r.verdicts[2].reason and "replaced" in r.verdicts[2].checks
     # the same change on a home page is a site showing new stories: on topic
@@ -129,19 +147,18 @@ def test_a_deep_page_whose_titles_name_only_the_site_is_judged_by_its_text() -> 
     assert _names_site("AL.com", "www.al.com") and not _names_site("Lou Holtz was right", "www.al.com")  # the address
     assert _subject("Ahram Online", "Ahram Online", host) is None
     assert _subject("Protests | Ahram Online", "Protests | Ahram Online", host) == 1.0
-    deep = f"http://{host}/NewsContent/1/64/12345/Egypt/Politics-/Live-blog.aspx"
     art1 = textgen.html([*textgen.document(["law", "river"], 250, 1), NAV], "Ahram Online")
     art1b = textgen.html([*textgen.document(["law", "river"], 250, 1), NAV, "Update: the hearing resumed."],
                          "Ahram Online")
     art2 = textgen.html([*textgen.document(["music", "garden"], 250, 9), NAV], "Ahram Online")
     eng = Engine(EngineConfig())
-    r = eng.scan_history("k", [cap(0, art1, url=deep), cap(1, art1b, url=deep), cap(2, art2, url=deep)])
+    r = eng.scan_history("k", [cap(0, art1, url=DEEP), cap(1, art1b, url=DEEP), cap(2, art2, url=DEEP)])
     assert [v.status for v in r.verdicts] == ["on-topic", "on-topic", "off-topic"]
     assert "another text" in r.verdicts[2].reason and "replaced" in r.verdicts[2].checks
     # a text on the same beat (cosine 0.45) is not "another text"; under the home page's address it is
     # new stories: both on topic
     beat = textgen.html([*textgen.document(["law", "music"], 250, 9), NAV], "Ahram Online")
-    same = eng.scan_history("k", [cap(0, art1, url=deep), cap(2, beat, url=deep)]).verdicts[1]
+    same = eng.scan_history("k", [cap(0, art1, url=DEEP), cap(2, beat, url=DEEP)]).verdicts[1]
     assert same.status == "on-topic" and "replaced" not in same.checks
     home = eng.scan_history("k", [cap(0, art1, url=f"http://{host}/"), cap(2, beat, url=f"http://{host}/")])
     assert home.verdicts[1].status == "on-topic"
@@ -152,10 +169,9 @@ def test_a_replaced_article_under_heavy_boilerplate_is_caught_by_containment() -
     replaced: a changed subject in the title with containment under 0.80 ("drifted") is enough.  An
     edited headline over the same text is not."""
     deep = "http://news.example.com/2015/01/kwanzaa-at-the-library.html"
-    menu = [textgen.paragraph(t, 250, 50 + i) for i, t in enumerate(["space", "cooking", "space", "cooking"])]
-    a = textgen.html([*menu, textgen.paragraph("music", 200, 1)], "Kwanzaa is celebrated at the library | News")
-    b = textgen.html([*menu, textgen.paragraph("garden", 200, 2)], "Hotel history exhibition opens | News")
-    a2 = textgen.html([*menu, textgen.paragraph("music", 200, 1)], "Kwanzaa celebrated at library | News")
+    a = textgen.html([*MENU, textgen.paragraph("music", 200, 1)], "Kwanzaa is celebrated at the library | News")
+    b = textgen.html([*MENU, textgen.paragraph("garden", 200, 2)], "Hotel history exhibition opens | News")
+    a2 = textgen.html([*MENU, textgen.paragraph("music", 200, 1)], "Kwanzaa celebrated at library | News")
     eng = Engine(EngineConfig())
     r = eng.scan_history("k", [cap(0, a, url=deep), cap(1, b, url=deep)]).verdicts[1]
     assert r.measures["cosine"].score is not None and r.measures["cosine"].score >= 0.5
@@ -171,12 +187,9 @@ def test_a_deep_page_titled_with_the_site_name_is_judged_by_its_headline(tmp_pat
     Measured on the newspaper pages with every title set to the site's name: 67 of 76 pairs of two
     articles caught (19 without headlines), 9 of 247 versions flagged (6 without; the three more are
     versions whose headline names another story)."""
-    host = "english.ahram.org.eg"
-    deep = f"http://{host}/NewsContent/1/64/12345/Egypt/Politics-/Live-blog.aspx"
-    menu = [textgen.paragraph(t, 250, 50 + i) for i, t in enumerate(["space", "cooking", "space", "cooking"])]
 
     def page(topic: str, seed: int, headline: str, extra: str = "") -> bytes:
-        body = textgen.html([*menu, textgen.paragraph(topic, 200, seed), extra], "Ahram Online")
+        body = textgen.html([*MENU, textgen.paragraph(topic, 200, seed), extra], "Ahram Online")
         og = f'<meta property="og:title" content="{headline}">'.encode()
         return body.replace(b"<title>", og + b"<title>", 1)
 
@@ -184,16 +197,14 @@ def test_a_deep_page_titled_with_the_site_name_is_judged_by_its_headline(tmp_pat
     a2 = page("music", 1, "Live: protests in Tahrir Square", "Update: the march reached the square.")
     b = page("garden", 2, "Syria talks stall in Geneva")
     eng = Engine(EngineConfig())
-    fa = eng.fingerprint(cap(0, a, url=deep))
+    fa = eng.fingerprint(cap(0, a, url=DEEP))
     assert fa.headline == "Live: protests in Tahrir Square" and fa.title == "Ahram Online"
-    r = _batch_as_stream([cap(0, a, url=deep), cap(1, a2, url=deep), cap(2, b, url=deep)], tmp_path)
-    assert [v.status for v in r] == ["on-topic", "on-topic", "off-topic"]
-    assert "replaced" in r[2].checks and "headline words kept" in r[2].reason
+    _third_replaced([a, a2, b], tmp_path, "headline")
     # without the headlines the menus hide the replacement from the text test
-    plain = eng.scan_history("k", [cap(0, textgen.html([*menu, textgen.paragraph("music", 200, 1)], "Ahram Online"),
-                                         url=deep),
-                                   cap(2, textgen.html([*menu, textgen.paragraph("garden", 200, 2)], "Ahram Online"),
-                                       url=deep)]).verdicts[1]
+    plain = eng.scan_history("k", [cap(0, textgen.html([*MENU, textgen.paragraph("music", 200, 1)], "Ahram Online"),
+                                         url=DEEP),
+                                   cap(2, textgen.html([*MENU, textgen.paragraph("garden", 200, 2)], "Ahram Online"),
+                                       url=DEEP)]).verdicts[1]
     assert plain.status == "on-topic"
     # a site that turns to titling every page with its name, keeping og:title: the old title's
     # headline is compared with the new og:title (not with the site's name)
@@ -204,13 +215,13 @@ def test_a_deep_page_titled_with_the_site_name_is_judged_by_its_headline(tmp_pat
         b"<title>", f'<meta property="og:title" content="{live}"><title>'.encode(), 1)
     other = textgen.html([textgen.paragraph("garden", 200, 2)], "Ahram Online").replace(
         b"<title>", b'<meta property="og:title" content="Syria talks stall in Geneva"><title>', 1)
-    retitled = eng.scan_history("k", [cap(0, titled_a, url=deep), cap(1, later, url=deep),
-                                      cap(2, other, url=deep)]).verdicts
+    retitled = eng.scan_history("k", [cap(0, titled_a, url=DEEP), cap(1, later, url=DEEP),
+                                      cap(2, other, url=DEEP)]).verdicts
     assert [v.status for v in retitled] == ["on-topic", "on-topic", "off-topic"], [v.reason for v in retitled]
     # a title that already says the headline keeps none (no bytes spent on it)
     titled = textgen.html(["words of an article"], "Live: protests in Tahrir Square | Ahram Online")
     og = b'<meta property="og:title" content="Live: protests in Tahrir Square">'
-    assert eng.fingerprint(cap(0, titled.replace(b"<title>", og + b"<title>", 1), url=deep)).headline == ""
+    assert eng.fingerprint(cap(0, titled.replace(b"<title>", og + b"<title>", 1), url=DEEP)).headline == ""
 
 
 def test_a_deep_page_without_title_or_headline_of_its_own_is_judged_by_its_heading(tmp_path: Path) -> None:
@@ -219,13 +230,10 @@ def test_a_deep_page_without_title_or_headline_of_its_own_is_judged_by_its_headi
     test, and the page's first-level heading still names the article.  It is weaker evidence than
     a declared headline, so it speaks only where the titles name no subject.  Deep-page collection
     with every title set to the site's name and no og:title: F1 0.502 -> 0.860 (P 0.963)."""
-    host = "english.ahram.org.eg"
-    deep = f"http://{host}/NewsContent/1/64/12345/Egypt/Politics-/Live-blog.aspx"
-    menu = [textgen.paragraph(t, 250, 50 + i) for i, t in enumerate(["space", "cooking", "space", "cooking"])]
 
     def page(topic: str, seed: int, heading: str, title: str = "Ahram Online", extra: str = "",
              menus: bool = True) -> bytes:
-        body = textgen.html([*(menu if menus else []), textgen.paragraph(topic, 200, seed), extra], title)
+        body = textgen.html([*(MENU if menus else []), textgen.paragraph(topic, 200, seed), extra], title)
         # the logo is a first-level heading too, and too short to be a headline
         return body.replace(f"<h1>{title}</h1>".encode(), f"<h1>Ahram</h1><h1>{heading}</h1>".encode(), 1)
 
@@ -233,36 +241,34 @@ def test_a_deep_page_without_title_or_headline_of_its_own_is_judged_by_its_headi
     a2 = page("music", 1, "Live: protests in Tahrir Square, day two", extra="Update: the march reached the square.")
     b = page("garden", 2, "Syria talks stall in Geneva")
     eng = Engine(EngineConfig())
-    fa = eng.fingerprint(cap(0, a, url=deep))
+    fa = eng.fingerprint(cap(0, a, url=DEEP))
     assert fa.heading == "Live: protests in Tahrir Square" and fa.headline == ""
-    r = _batch_as_stream([cap(0, a, url=deep), cap(1, a2, url=deep), cap(2, b, url=deep)], tmp_path)
-    assert [v.status for v in r] == ["on-topic", "on-topic", "off-topic"]
-    assert "replaced" in r[2].checks and "heading words kept" in r[2].reason
+    _third_replaced([a, a2, b], tmp_path, "heading")
     # a site's name that no rule ties to the address (an Arabic name on a Latin one): the one title
     # over a changed text is no evidence either, and the headings speak
     portal = "بوابة الأخبار"
     ar = [page("music", 1, "Live: protests in Tahrir Square", title=portal),
           page("music", 1, "Live: protests in Tahrir Square, day two", title=portal, extra="Update: the march."),
           page("garden", 2, "Syria talks stall in Geneva", title=portal)]
-    r_ar = eng.scan_history("k", [cap(i, p, url=deep) for i, p in enumerate(ar)]).verdicts
+    r_ar = eng.scan_history("k", [cap(i, p, url=DEEP) for i, p in enumerate(ar)]).verdicts
     assert [v.status for v in r_ar] == ["on-topic", "on-topic", "off-topic"], [v.reason for v in r_ar]
     assert "heading words kept" in r_ar[2].reason
     # titles that name the subject decide; the heading is not read then
     live = "Live: protests in Tahrir Square | Ahram Online"
     t1 = page("music", 1, "Syria talks stall in Geneva", title=live, menus=False)
     t2 = page("garden", 2, "Crowds gather again at dawn", title=live, menus=False)  # a live blog's new entries
-    assert eng.scan_history("k", [cap(0, t1, url=deep), cap(1, t2, url=deep)]).verdicts[1].status == "on-topic"
+    assert eng.scan_history("k", [cap(0, t1, url=DEEP), cap(1, t2, url=DEEP)]).verdicts[1].status == "on-topic"
     # a home page's baseline keeps no heading: it never names a home page's subject
     home = eng.scan_history("k", [cap(0, a), cap(1, b)])
     assert home.verdicts[1].status == "on-topic"
     state = eng.score_next("k", HistoryState(), cap(0, a), eng.fingerprint(cap(0, a)), URL)[1]
     assert state.baseline is not None and state.baseline.fingerprint.heading == ""
-    deep_state = eng.score_next("k", HistoryState(), cap(0, a, url=deep), fa, deep)[1]
+    deep_state = eng.score_next("k", HistoryState(), cap(0, a, url=DEEP), fa, DEEP)[1]
     assert deep_state.baseline is not None and deep_state.baseline.fingerprint.heading == fa.heading
     # a script inside a heading is not its text
     scripted = a.replace(b"<h1>Live:", b"<h1><script>var ad_slot = 'x';</script>Live:", 1)
     assert scripted != a
-    assert eng.fingerprint(cap(0, scripted, url=deep)).heading == "Live: protests in Tahrir Square"
+    assert eng.fingerprint(cap(0, scripted, url=DEEP)).heading == "Live: protests in Tahrir Square"
 
 
 def test_a_title_that_drops_its_headline_lets_the_heading_speak(tmp_path: Path) -> None:
@@ -273,7 +279,6 @@ def test_a_title_that_drops_its_headline_lets_the_heading_speak(tmp_path: Path) 
     og:title (``--site-titles --retitled --no-headlines``): F1 0.820 (P 0.740) -> 0.882 (P 0.865),
     recall unchanged, and the same with an Arabic site name (``--foreign-names``); every other
     variant and gold unchanged."""
-    deep = "http://english.ahram.org.eg/NewsContent/1/64/12345/Egypt/Politics-/Live-blog.aspx"
     live = "Live: protests in Tahrir Square"
 
     def page(topic: str, seed: int, title: str, heading: str | None) -> bytes:
@@ -284,21 +289,19 @@ def test_a_title_that_drops_its_headline_lets_the_heading_speak(tmp_path: Path) 
     same = page("music", 5, "Ahram Online", live)  # the live blog's new entries, under the old headline
     other = page("garden", 2, "Ahram Online", "Syria talks stall in Geneva")
     bare = page("garden", 2, "Ahram Online", None)  # the site's name and no heading: not the article
-    r = _batch_as_stream([cap(0, base, url=deep), cap(1, same, url=deep), cap(2, other, url=deep),
-                          cap(3, same, url=deep), cap(4, bare, url=deep)], tmp_path)
+    r = _deep_stream([base, same, other, same, bare], tmp_path)
     assert [v.status for v in r] == ["on-topic", "on-topic", "off-topic", "on-topic", "off-topic"], \
         [v.reason for v in r]
     assert "heading words kept" in r[2].reason and "title words kept 0 " in r[4].reason
     # a name no rule ties to the address (an Arabic name on a Latin one) is short: it reads as a name
     # there too, and the heading speaks; with no heading the title still says another page
     portal = "بوابة الأخبار"
-    r_ar = _batch_as_stream([cap(0, base, url=deep), cap(1, page("music", 5, portal, live), url=deep),
-                             cap(2, page("garden", 2, portal, "Syria talks stall in Geneva"), url=deep),
-                             cap(3, page("garden", 2, portal, None), url=deep)], tmp_path / "ar")
+    r_ar = _deep_stream([base, page("music", 5, portal, live), page("garden", 2, portal, "Syria talks stall in Geneva"),
+                         page("garden", 2, portal, None)], tmp_path / "ar")
     assert [v.status for v in r_ar] == ["on-topic", "on-topic", "off-topic", "off-topic"], [v.reason for v in r_ar]
     # a longer title of its own is a headline: it decides, and the heading is not read
     moved = page("music", 5, "Syria talks stall in Geneva | Ahram Online", live)
-    r_long = Engine(EngineConfig()).scan_history("k", [cap(0, base, url=deep), cap(1, moved, url=deep)]).verdicts
+    r_long = Engine(EngineConfig()).scan_history("k", [cap(0, base, url=DEEP), cap(1, moved, url=DEEP)]).verdicts
     assert r_long[1].status == "off-topic" and "title words kept" in r_long[1].reason
 
 
@@ -306,7 +309,6 @@ def test_a_deep_page_that_nothing_names_is_not_called_the_same_subject() -> None
     """Where no title, headline or heading names a deep page's subject and the text changed short of
     "another text", the capture stays on topic, but its reason does not claim "same subject": the
     subject is not known.  Where a title names it, it is."""
-    deep = "http://english.ahram.org.eg/NewsContent/1/64/12345/Egypt/Politics-/Live-blog.aspx"
     menu = [textgen.paragraph(t, 250, 50 + i) for i, t in enumerate(["space", "cooking"])]
     eng = Engine(EngineConfig())
 
@@ -314,12 +316,12 @@ def test_a_deep_page_that_nothing_names_is_not_called_the_same_subject() -> None
         return textgen.html([*menu, textgen.paragraph(topic, 250, seed)], title).replace(
             f"<h1>{title}</h1>".encode(), b"", 1)
 
-    unnamed = eng.scan_history("k", [cap(0, page("music", 1, "Ahram Online"), url=deep),
-                                     cap(1, page("garden", 2, "Ahram Online"), url=deep)]).verdicts[1]
+    unnamed = eng.scan_history("k", [cap(0, page("music", 1, "Ahram Online"), url=DEEP),
+                                     cap(1, page("garden", 2, "Ahram Online"), url=DEEP)]).verdicts[1]
     assert unnamed.status == "on-topic" and unnamed.change == "drifted", unnamed.reason
     assert "no title or heading names its subject" in unnamed.reason and "same subject" not in unnamed.reason
     live = "Live: protests in Tahrir Square | Ahram Online"
-    named = eng.scan_history("k", [cap(0, page("music", 1, live), url=deep),
-                                   cap(1, page("garden", 2, live), url=deep)]).verdicts[1]
+    named = eng.scan_history("k", [cap(0, page("music", 1, live), url=DEEP),
+                                   cap(1, page("garden", 2, live), url=DEEP)]).verdicts[1]
     assert named.status == "on-topic" and named.change == "drifted", named.reason  # a live blog's new entries
     assert "same subject" in named.reason and "no title" not in named.reason

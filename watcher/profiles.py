@@ -183,9 +183,10 @@ def _subject(base: Fingerprint, cur: Fingerprint, host: str) -> tuple[str, float
     subj = title_subject(base.headline_key or base.title_key, cur.headline_key or cur.title_key, host)
     if named_by == "title" and base.title_key == cur.title_key and len(base.title_key.split()) <= NAME_MAX_WORDS:
         subj = None  # the one short title reads as a name, not a headline: no evidence (below)
-    if named_by == "title" and subj is not None and subj < SUBJECT_TITLE and cur.heading and base.title_key \
-            and cur.title_key and (len(cur.title_key.split()) <= NAME_MAX_WORDS
-                                   or not _own_segments(base.title_key, cur.title_key, host)[2]):
+    # (a score means both titles are there: title_subject is None without one)
+    if named_by == "title" and subj is not None and subj < SUBJECT_TITLE and cur.heading \
+            and (len(cur.title_key.split()) <= NAME_MAX_WORDS
+                 or not _own_segments(base.title_key, cur.title_key, host)[2]):
         # The capture's title names no subject of its own (the site's name, the baseline's labels),
         # or is short enough to read as a name (one no rule ties to the address): its first-level
         # heading may still carry the baseline title's subject.
