@@ -77,14 +77,15 @@ def test_deep_pages_replaced_by_another_article_are_found(shared_data: Path, tmp
 
 @pytest.mark.kafka
 @pytest.mark.timeout(1200)
-@pytest.mark.parametrize(("no_headlines", "retitled"), [(False, True), (True, False)])
+@pytest.mark.parametrize(("no_headlines", "retitled"), [(False, True), (True, False), (True, True)])
 async def test_deep_pages_through_the_broker_equal_batch(
         shared_data: Path, tmp_path: Path, kafka_broker: EmbeddedBroker, kafka_names: KafkaNames, no_headlines: bool,
         retitled: bool) -> None:
     """The deep-page figures hold in the stream: the collection with site-name titles (from the
     second capture on, read by headlines; or with no og:title, read by first-level headings: both
-    kept in the store's baselines) fed as an unkeyed, shuffled Heritrix backlog with consumer
-    restarts; every newest verdict equals batch, and so does the F1."""
+    kept in the store's baselines; or both, where the capture's heading speaks for a title that
+    dropped the headline) fed as an unkeyed, shuffled Heritrix backlog with consumer restarts;
+    every newest verdict equals batch, and so does the F1."""
     coll = _collection(shared_data, tmp_path, True, no_headlines, retitled, False)
     caps: list[tuple[str, str, bytes]] = []
     labels: list[bool] = []
