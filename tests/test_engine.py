@@ -105,6 +105,11 @@ def test_site_moved_away_by_script_redirect_is_off_topic() -> None:
     refresh = b'<html><head><meta http-equiv="refresh" content="0; url=/home.html"></head></html>'
     v = scan([cap(0, base), cap(1, refresh)]).verdicts[1]
     assert v.status == "empty" and "redirect stub" in v.reason
+    # a replay's rewritten refresh names the address it stands for, not the archive's host
+    replayed = (b'<html><head><meta http-equiv="refresh" content="0; url=http://wayback.archive-it.org/1068/'
+                b'20120302210503/http://www.riverside-rights.org/home.html"></head></html>')
+    v = scan([cap(0, base), cap(1, replayed)]).verdicts[1]
+    assert v.status == "empty" and v.reason.startswith("redirect stub to http://www.riverside-rights.org/home.html")
 
 
 def test_language_of_the_page_is_reported() -> None:
@@ -152,3 +157,53 @@ def test_a_deep_page_redirected_to_the_home_page_is_gone() -> None:
     v = scan([cap(0, base), cap(1, b'<html><head><meta http-equiv="refresh" content="0; url=/index.html">'
                                   b'</head></html>')]).verdicts[1]
     assert v.status == "empty"
+
+
+NOFRAMES = b"<noframes><body><p>This page uses frames, but your browser does not support them.</p></body></noframes>"
+
+
+def frameset(sizes: bytes, *srcs: bytes, title: bytes = b"Riverside Rights") -> bytes:
+    frames = b"".join(b'<frame name="f%d" src="%s">' % (i, s) for i, s in enumerate(srcs))
+    return b"<html><head><title>%s</title></head><frameset %s>%s%s</frameset></html>" % (title, sizes, frames,
+                                                                                          NOFRAMES)
+
+
+def test_a_frameset_is_judged_by_its_main_frame_as_a_redirect_is() -> None:
+    """A frameset's content is in its frames, captured under their own addresses: a replay shows
+    them, so the frameset is a redirect stub to its main frame (shared gold: nmjd.org's framesets
+    labelled on topic; codepu.cl framing a blog on another host labelled off topic)."""
+    base = textgen.html(BASE)
+    own = frameset(b'rows="120,*"', b"top.htm", b"main.htm")
+    v = scan([cap(0, base), cap(1, own)]).verdicts[1]
+    assert v.status == "empty" and v.reason.endswith("redirect stub to http://www.riverside-rights.org/main.htm "
+                                                     "(same site): its content is not in this capture")
+    # masked forwarding: the whole window is another site's page
+    masked = frameset(b'rows="100%,*"', b"http://casino-offers.example/landing")
+    v = scan([cap(0, base), cap(1, masked)]).verdicts[1]
+    assert v.status == "off-topic" and "another site: http://casino-offers.example/landing" in v.reason
+    # a narrow frame from another host beside the site's own main frame is not the page
+    side = frameset(b'cols="150,*"', b"http://counter.example/widget", b"main.htm")
+    assert scan([cap(0, base), cap(1, side)]).verdicts[1].status == "empty"
+    # an archive's rewritten frame address is read as the address it stands for
+    rewritten = frameset(b'rows="100%"', b"/1068/20120302210503/http://casino-offers.example/")
+    v = scan([cap(0, base), cap(1, rewritten)]).verdicts[1]
+    assert v.status == "off-topic" and "another site: http://casino-offers.example/" in v.reason
+    # never a baseline: the first real page is
+    r = scan([cap(0, own), cap(1, base), cap(2, base)])
+    assert [v.change for v in r.verdicts] == ["empty", "baseline", "unchanged"]
+    # a frameset whose <noframes> holds the page is judged on those words
+    full = (b"<html><head><title>Riverside Rights</title></head><frameset rows='*'><frame src='main.htm'>"
+            b"<noframes><body>" + textgen.html(BASE).split(b"<body>", 1)[1] + b"</noframes></frameset></html>")
+    assert scan([cap(0, base), cap(1, full)]).verdicts[1].status == "on-topic"
+
+
+def test_the_main_frame_is_the_one_that_takes_the_window() -> None:
+    from watcher.extract.html import frames_of, parse_tree
+
+    nested = (b'<html><frameset rows="142,*" cols="*"><frame src="top.htm"><frameset cols="128,*" rows="*">'
+              b'<frame src="left.htm"><frameset cols="*,150"><frame src="main.htm"><frame src="right.htm">'
+              b'</frameset></frameset></frameset></html>').decode()
+    root = parse_tree(nested)
+    assert root is not None and frames_of(root)[0] == "main.htm"
+    page = parse_tree('<html><body><p>Text</p><iframe src="http://video.example/embed"></iframe></body></html>')
+    assert page is not None and frames_of(page) == []

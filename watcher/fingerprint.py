@@ -22,6 +22,7 @@ import xxhash
 from datasketch import MinHash
 
 from . import lang
+from .canonical import original_url
 from .config import EngineConfig
 from .doi.record import record_of
 from .extract.decode import decode
@@ -172,6 +173,32 @@ def top_terms(tf: Counter[str], n: int) -> dict[str, int]:
     return dict(sorted(tf.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
 
 
+
+def _redirect_of(doc: HtmlDoc, url: str, n_words: int) -> str | None:
+    """Where a stub of fewer than :data:`STUB_MAX_WORDS` words keeps its content, or ``None``.
+
+    Meta refresh is part of HTML: archives replay it and crawlers follow it, so a refresh stub's
+    content is elsewhere.  A script-only redirect is judged on what the capture holds (rendering
+    follows it when enabled) unless it leaves the site: the site handed its address to another.
+    A frameset's content is in its frames, each captured under its own address, and this capture
+    holds a "your browser does not support frames" line; a replay shows the frames, so it is a
+    redirect in all but name to its main frame (a frameset that frames another site is that
+    domain's "masked forwarding").  Targets are read through archive rewriting
+    (``/1068/20120302210503/http://x/`` is ``http://x/``)."""
+    if n_words >= STUB_MAX_WORDS:
+        return None
+    if doc.refresh_url:
+        return original_url(urljoin(url, doc.refresh_url))
+    home = site_of(host_of(url))
+    if doc.js_redirect:
+        target = original_url(urljoin(url, doc.js_redirect))
+        if site_of(host_of(target)) != home:
+            return target
+    if doc.frames:  # the main frame holds the page (HtmlDoc.frames)
+        return original_url(urljoin(url, doc.frames[0]))
+    return None
+
+
 def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, words_kept: bool = False) -> Fingerprint:
     """Fingerprint ``capture``; never raises on bad content.
 
@@ -248,16 +275,7 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, wor
     citation = {k: tuple(v) for k, v in doc.meta.items() if k.startswith("citation_")}
     meta_dois = {d.rstrip(".,;)]").lower() for k in _DOI_META for v in doc.meta.get(k, []) for d in DOI_RE.findall(v)}
     dois = frozenset(meta_dois or set(sorted(doc.dois)[:50]))
-    # Meta refresh is part of HTML: archives replay it and crawlers follow it,
-    # so a refresh stub's content is elsewhere.  A script-only redirect is
-    # judged on what the capture holds (rendering follows it when enabled).
-    redirect = None
-    if len(tokens) < STUB_MAX_WORDS and doc.refresh_url:
-        redirect = urljoin(capture.url, doc.refresh_url)
-    elif len(tokens) < STUB_MAX_WORDS and doc.js_redirect:
-        target = urljoin(capture.url, doc.js_redirect)
-        if site_of(host_of(target)) != site_of(host_of(capture.url)):
-            redirect = target  # off-site: the site handed its address to another
+    redirect = _redirect_of(doc, capture.url, len(tokens))
     pk = detect_page_kind(doc.title, doc.headings, text, len(tokens), capture.status) if cfg.page_kinds else None
     # kept by the Fingerprint only where the title does not contain it (see Fingerprint.headline)
     headline = normalise_ws((doc.meta.get("og:title") or doc.meta.get("citation_title") or [""])[0])[:HEADLINE_MAX]

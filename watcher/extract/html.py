@@ -59,7 +59,7 @@ class HtmlDoc:
     meta: dict[str, list[str]] = field(default_factory=dict)
     dois: set[str] = field(default_factory=set)
     script_count: int = 0
-    frames: list[str] = field(default_factory=list)
+    frames: list[str] = field(default_factory=list)  # a <frameset>'s frames, the main one first (frames_of)
     refresh_url: str | None = None
     js_redirect: str | None = None
     lang_attr: str | None = None
@@ -145,6 +145,49 @@ MAX_LAYOUT_NODES = 60_000
 MAX_TEXT_CHARS = 2_000_000
 
 
+
+
+def _frame_share(el: lxml.html.HtmlElement) -> float:
+    """The share of its frameset a frame (or a nested frameset) takes, from the frameset's ``rows``
+    or ``cols``: ``*`` the rest (all of it, as far as ranking goes), ``N%`` its share, a size in
+    pixels little (a fixed bar: a menu, a banner)."""
+    parent = el.getparent()
+    if parent is None or parent.tag != "frameset":
+        return 1.0
+    # a frameset splits one way: the attribute with several sizes (some set both, the other "*")
+    rows, cols = (parent.get("rows") or "").split(","), (parent.get("cols") or "").split(",")
+    sizes = rows if len(rows) > 1 or len(cols) <= 1 else cols
+    at = [c for c in parent if c.tag in ("frame", "frameset")].index(el)
+    spec = sizes[at].strip() if at < len(sizes) else "*"
+    if spec.endswith("*"):
+        return 1.0
+    if spec.endswith("%"):
+        try:
+            return min(1.0, max(0.0, float(spec[:-1]) / 100.0))
+        except ValueError:
+            return 0.0
+    return 0.01
+
+
+def frames_of(root: lxml.html.HtmlElement) -> list[str]:
+    """A frameset page's frame addresses, the main frame first: the one that takes the most of the
+    window through nested framesets ("top", "contents", "main", "bottom": the ``*`` one), the
+    first of equals.  Empty when the page is no frameset (an ``<iframe>`` is part of a page)."""
+    if next(root.iter("frameset"), None) is None:
+        return []
+    ranked = []
+    for i, frame in enumerate(root.iter("frame")):
+        src = (frame.get("src") or "").strip()
+        if not src:
+            continue
+        share, el = 1.0, frame
+        while el is not None and el.tag in ("frame", "frameset"):
+            share *= _frame_share(el)
+            el = el.getparent()
+        ranked.append((-share, i, src))
+    return [src for _, _, src in sorted(ranked)][:20]
+
+
 def read_html(html: str, *, banners: bool = True, main_content: bool = False) -> HtmlDoc:
     """Parse ``html`` once and read every feature; never raises."""
     doc = HtmlDoc()
@@ -172,7 +215,7 @@ def read_html(html: str, *, banners: bool = True, main_content: bool = False) ->
         doc.title = (head_meta.get("og:title") or head_meta.get("citation_title") or [""])[0][:300]
     doc.lang_attr = root.get("lang") or root.get("xml:lang")
     doc.script_count = sum(1 for _ in root.iter("script"))
-    doc.frames = [f.get("src", "") for f in root.iter("frame", "iframe") if f.get("src")][:20]
+    doc.frames = frames_of(root)
     if banners and any(b in html for b in (*_BANNER_IDS, "HEADER")):
         remove_banners(root, doc.site_name)
     for h in root.iter("h1", "h2"):
