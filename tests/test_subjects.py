@@ -73,7 +73,9 @@ def test_seed_kinds_and_title_subjects() -> None:
                     "https://www.facebook.com/groups/egyptrev/", "http://www.facebook.com/profile.php?id=100001234567",
                     "http://www.youtube.com/user/AlJazeeraEnglish", "http://www.flickr.com/photos/3arabawy/",
                     "https://www.youtube.com/channel/UCNye-wNBqNL5ZzHSJj3l8Bg/videos", "http://twitter.com/Ghonim",
-                    "http://www.facebook.com/elshaheeed.co.uk", "https://www.facebook.com/ahmed.maher.5/"):
+                    "http://www.facebook.com/elshaheeed.co.uk", "https://www.facebook.com/ahmed.maher.5/",
+                    "http://www.facebook.com/group.php?gid=115324758498924", "http://www.ustream.tv/channel/tahrir-live",
+                    "http://bambuser.com/channel/3arabawy"):
         assert seed_kind(profile) == "site", profile
     for item in ("http://www.flickr.com/photos/3arabawy/5395001234/", "http://twitter.com/Ghonim/status/123456789",
                  "http://example.org/pages/a/1234", "http://www.facebook.com/event.php?eid=1234",

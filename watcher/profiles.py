@@ -67,14 +67,16 @@ _ARTICLE_QUERY = re.compile(r"(?:^|&)(?:p|id|nid|sid|aid|page_id|article(?:_?id)
                             r"item(?:_?id)?|post(?:_?id)?|artikel|noticia|contentid)=\d{2,}(?:&|$)"
                             r"|(?:^|&)(?:v|vid|video(?:_?id)?)=[\w-]{6,}(?:&|$)", re.I)  # a video: watch?v=...
 # A person's or an organisation's profile on a platform stands for its owner, as a home page does
-# (activist collections hold many): a Facebook page or group, a YouTube channel, a Flickr
-# photostream, a LinkedIn company; facebook.com/<name> is a page's or a person's own address
-# ("elshaheeed.co.uk", "ahmed.maher.5").  One video, post or photo (watch?v=..., /status/N) stays a page.
+# (activist collections hold many): a Facebook page or group (group.php?gid= before 2011's
+# /groups/), a YouTube channel, a Flickr photostream, a live-stream channel, a LinkedIn company;
+# facebook.com/<name> is a page's or a person's own address ("elshaheeed.co.uk", "ahmed.maher.5").
+# One video, post or photo (watch?v=..., /status/N) stays a page.
 _PROFILE = re.compile(r"^(?:(?:[\w-]+\.)*facebook\.com/(?:pages/[^/]+/\d+|groups/[^/]+|people/[^/]+/\d+|"
-                      r"profile\.php|(?!(?:events|notes|media|watch|hashtag|sharer|photo|video|story)\b|"
+                      r"(?:profile|group)\.php|(?!(?:events|notes|media|watch|hashtag|sharer|photo|video|story)\b|"
                       r"[\w.-]+\.php$)[\w.-]+)|"
                       r"(?:[\w-]+\.)*youtube\.com/(?:user|channel|c)/[^/]+(?:/(?:videos|featured))?|"
                       r"(?:[\w-]+\.)*flickr\.com/(?:photos|people)/[^/]+|(?:[\w-]+\.)*vimeo\.com/channels/[^/]+|"
+                      r"(?:[\w-]+\.)*(?:ustream\.tv|bambuser\.com)/channel/[^/]+|"
                       r"(?:[\w-]+\.)*linkedin\.com/(?:company|in)/[^/]+|plus\.google\.com/(?:u/\d+/)?\+?[^/]+"
                       r"(?:/posts)?)/?$", re.I)
 _TITLE_SEP = re.compile(r"\s+[|\-–—:»·•]+\s+|\s*[|»·•]\s*|\s+::\s+")
