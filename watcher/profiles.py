@@ -25,6 +25,7 @@ name.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from urllib.parse import urlsplit
@@ -130,15 +131,17 @@ def _names_site(segment: str, host: str) -> bool:
     return bool(own) and len(words) - len(own) <= 1
 
 
-def _own_segments(base: str, cur: str, host: str) -> tuple[list[str], list[str], list[str]]:
+@functools.lru_cache(maxsize=1024)
+def _own_segments(base: str, cur: str, host: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """The baseline title's segments that do not name the site, and each title's segments that the
-    other does not share."""
+    other does not share.  Cached: a capture's subject may read the two titles twice (the title,
+    then whether the capture's title names anything of its own)."""
     bs = [s.strip() for s in _TITLE_SEP.split(base) if s.strip()]
     cs = [s.strip() for s in _TITLE_SEP.split(cur) if s.strip()]
     if host:
         bs = [s for s in bs if not _names_site(s, host)]
         cs = [s for s in cs if not _names_site(s, host)]
-    return bs, [s for s in bs if s not in cs], [s for s in cs if s not in bs]
+    return tuple(bs), tuple(s for s in bs if s not in cs), tuple(s for s in cs if s not in bs)
 
 
 def title_subject(base: str, cur: str, host: str = "") -> float | None:
