@@ -173,8 +173,8 @@ def frames_of(root: lxml.html.HtmlElement) -> list[str]:
     """A frameset page's frame addresses, the main frame first: the one that takes the most of the
     window through nested framesets ("top", "contents", "main", "bottom": the ``*`` one), the
     first of equals.  Empty when the page is no frameset (an ``<iframe>`` is part of a page)."""
-    if next(root.iter("frameset"), None) is None:
-        return []
+    if root.find("frameset") is None and root.find("body/frameset") is None:
+        return []  # a frameset document's <frameset> is the root's child (or body's, after stray text)
     ranked = []
     for i, frame in enumerate(root.iter("frame")):
         src = (frame.get("src") or "").strip()
