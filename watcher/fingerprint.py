@@ -173,7 +173,6 @@ def top_terms(tf: Counter[str], n: int) -> dict[str, int]:
     return dict(sorted(tf.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
 
 
-
 def _redirect_of(doc: HtmlDoc, url: str, n_words: int) -> str | None:
     """Where a stub of fewer than :data:`STUB_MAX_WORDS` words keeps its content, or ``None``.
 

@@ -145,8 +145,6 @@ MAX_LAYOUT_NODES = 60_000
 MAX_TEXT_CHARS = 2_000_000
 
 
-
-
 def _frame_share(el: lxml.html.HtmlElement) -> float:
     """The share of its frameset a frame (or a nested frameset) takes, from the frameset's ``rows``
     or ``cols``: ``*`` the rest (all of it, as far as ranking goes), ``N%`` its share, a size in
