@@ -205,5 +205,7 @@ def test_the_main_frame_is_the_one_that_takes_the_window() -> None:
               b'</frameset></frameset></frameset></html>').decode()
     root = parse_tree(nested)
     assert root is not None and frames_of(root)[0] == "main.htm"
+    blank = parse_tree('<html><frameset rows="*,20%"><frame src="about:blank"><frame src="menu.htm"></frameset></html>')
+    assert blank is not None and frames_of(blank) == ["menu.htm"]
     page = parse_tree('<html><body><p>Text</p><iframe src="http://video.example/embed"></iframe></body></html>')
     assert page is not None and frames_of(page) == []

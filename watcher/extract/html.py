@@ -176,8 +176,8 @@ def frames_of(root: lxml.html.HtmlElement) -> list[str]:
     ranked = []
     for i, frame in enumerate(root.iter("frame")):
         src = (frame.get("src") or "").strip()
-        if not src:
-            continue
+        if not src or src.lower().startswith(("about:", "javascript:", "data:")):
+            continue  # an empty frame holds no page
         share, el = 1.0, frame
         while el is not None and el.tag in ("frame", "frameset"):
             share *= _frame_share(el)
