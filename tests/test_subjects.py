@@ -327,3 +327,36 @@ def test_a_deep_page_that_nothing_names_is_not_called_the_same_subject() -> None
                                    cap(1, page("garden", 2, live), url=DEEP)]).verdicts[1]
     assert named.status == "on-topic" and named.change == "drifted", named.reason  # a live blog's new entries
     assert "same subject" in named.reason and "no title" not in named.reason
+
+
+def test_a_title_template_does_not_hide_another_text(tmp_path: Path) -> None:
+    """Under a shared title template ("Egypt Live Blog | Al Jazeera Blogs", then "Syria Live Blog |
+    ..."), the template's words outweigh the subject's and the titles read as the same subject
+    (0.75).  A changed subject line whose text is another text by the text profile's own test is
+    replaced (the held-out case: cosine 0.08, one top term shared, so no measure votes); an edited
+    headline over new text on the same beat is not, nor is an unchanged subject line over entries
+    that all rolled."""
+    jazeera = "http://blogs.aljazeera.net/middle-east/2011/02/01/egypt-live-blog"
+    site = "Al Jazeera Blogs"
+    assert _subject(f"Egypt Live Blog | {site}", f"Syria Live Blog | {site}", "blogs.aljazeera.net") == 0.75
+    byline = " ".join(["Our correspondent reports."] * 5)  # each entry's line: a top term both share
+
+    def page(topics: list[str], seed: int, title: str) -> bytes:
+        return textgen.html([*textgen.document(topics, 250, seed), byline], title)
+
+    def verdicts(*pages: bytes) -> list[Verdict]:
+        (tmp_path / "s.db").unlink(missing_ok=True)
+        return _batch_as_stream([cap(i, p, url=jazeera) for i, p in enumerate(pages)], tmp_path)
+
+    egypt = page(["law", "river"], 1, f"Egypt Live Blog | {site}")
+    r = verdicts(egypt, page(["music", "garden"], 9, f"Syria Live Blog | {site}"))
+    assert r[1].status == "off-topic" and "replaced" in r[1].checks, r[1].reason
+    assert "another text" in r[1].reason and "title words kept 0.75" in r[1].reason
+    assert r[1].measures["tfintersection"].score == 1.0  # the measures alone would not flag it
+    # an edited headline over text on the same beat: the same subject
+    edited = verdicts(page(["law", "river"], 1, f"Egypt protests: 3 dead | {site}"),
+                      page(["law", "music"], 9, f"Egypt protests: 5 dead as clashes continue | {site}"))
+    assert edited[1].status == "on-topic" and "replaced" not in edited[1].checks, edited[1].reason
+    # the same subject line over entries that all changed: a live blog's news, on topic
+    rolled = verdicts(egypt, page(["music", "garden"], 9, f"Egypt Live Blog | {site}"))
+    assert rolled[1].status == "on-topic" and "same subject, text rewritten" in rolled[1].reason, rolled[1].reason

@@ -256,15 +256,17 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
                    f"containment {fmt_vs(cont or 0.0, DRIFT_CONTAINMENT)} < {fmt(DRIFT_CONTAINMENT)}")
             reasons.append(f"page replaced: another subject under the same address ({named_by} words kept "
                            f"{fmt(subj)} < {fmt(SUBJECT_TITLE)}, {how})")
-        elif subj is None and base.title.strip() and cur.title.strip() \
+        elif (bool(base.title.strip() and cur.title.strip()) if subj is None else subj < 1.0) \
                 and cont is not None and cont < TEXT_REPLACED and cos < TEXT_REPLACED_COSINE:
-            # Both titles name the site alone (some sites title every page so): the text decides, by
-            # the text profile's own test for "another text".  A missing title stays no evidence.
+            # The titles name no subject (some sites title every page with their name), or the subject
+            # line changed but kept words (a shared template: "Egypt Live Blog" then "Syria Live
+            # Blog"): the text decides, by the text profile's own test for "another text".  A
+            # missing title stays no evidence; an unchanged subject line keeps the page on topic.
             checks.append("replaced")
+            why = "the titles name no subject" if subj is None else f"{named_by} words kept {fmt(subj)}"
             reasons.append(f"page replaced: another text under the same address (containment "
                            f"{fmt_vs(cont, TEXT_REPLACED)} < {fmt(TEXT_REPLACED)}, cosine "
-                           f"{fmt_vs(cos, TEXT_REPLACED_COSINE)} < {fmt(TEXT_REPLACED_COSINE)}; "
-                           "the titles name no subject)")
+                           f"{fmt_vs(cos, TEXT_REPLACED_COSINE)} < {fmt(TEXT_REPLACED_COSINE)}; {why})")
     off_policy, m_reasons = _measure_reasons(results, cfg)
     if checks or off_policy:
         return Decision("off-topic", "off-topic", "; ".join(reasons + m_reasons), 0.9, tuple(checks))
