@@ -360,3 +360,25 @@ def test_a_title_template_does_not_hide_another_text(tmp_path: Path) -> None:
     # the same subject line over entries that all changed: a live blog's news, on topic
     rolled = verdicts(egypt, page(["music", "garden"], 9, f"Egypt Live Blog | {site}"))
     assert rolled[1].status == "on-topic" and "same subject, text rewritten" in rolled[1].reason, rolled[1].reason
+
+
+def test_a_quotation_in_a_headline_is_not_a_title_separator() -> None:
+    """Guillemets quote inside Arabic, French and Russian headlines (and, reversed, German ones): a
+    balanced pair is part of the headline, while a lone » or a spaced « still separates a title's
+    parts ("Blog Archive » Post", WordPress's "Post « Blog").  Before, an edited Arabic headline
+    with a quotation inside split into fragments, the shared fragment was set aside, and the rest
+    read as another subject (0.34)."""
+    from watcher.profiles import _segments
+
+    site = "المصري اليوم"
+    host = "www.almasryalyoum.com"
+    assert _subject(f"وزير الخارجية: «مصر لن تقبل» التدخل في شؤونها | {site}",
+                    f"وزير الخارجية: «مصر لن تقبل» أي تدخل أجنبي | {site}", host) == 0.8
+    assert _subject(f"«الإخوان» ترفض الحوار مع الجيش | {site}",
+                    f"«الداخلية» تعلن القبض على 5 متهمين | {site}", host) < 0.5  # another story
+    assert _segments("le « mariage pour tous » adopté | le monde") == ["le « mariage pour tous » adopté", "le monde"]
+    assert _segments("»wir schaffen das«: merkel verteidigt kurs | spiegel")[0].startswith("»wir schaffen das«")
+    assert _segments("праваабарончы цэнтр «вясна»") == ["праваабарончы цэнтр «вясна»"]
+    assert _segments("blog archive » post title") == ["blog archive", "post title"]
+    assert _segments("about us « human rights council") == ["about us", "human rights council"]
+    assert _segments("home » news » article") == ["home", "news", "article"]

@@ -80,7 +80,22 @@ _PROFILE = re.compile(r"^(?:(?:[\w-]+\.)*facebook\.com/(?:pages/[^/]+/\d+|groups
                       r"(?:[\w-]+\.)*(?:ustream\.tv|bambuser\.com)/channel/[^/]+|"
                       r"(?:[\w-]+\.)*linkedin\.com/(?:company|in)/[^/]+|plus\.google\.com/(?:u/\d+/)?\+?[^/]+"
                       r"(?:/posts)?)/?$", re.I)
-_TITLE_SEP = re.compile(r"\s+[|\-–—:»·•]+\s+|\s*[|»·•]\s*|\s+::\s+")
+_TITLE_SEP = re.compile(r"\s+[|\-–—:»«·•]+\s+|\s*[|»·•]\s*|\s+::\s+")
+# Guillemets quote inside a headline as often as they separate a title's parts: Arabic, French and
+# Russian headlines quote names and words («الإخوان» ترفض الحوار, Le « mariage pour tous »
+# adopté), German ones the other way round (»Wir schaffen das«).  A balanced pair is a quotation.
+_QUOTED = re.compile(r"«[^«»|]{1,120}»|(?<!\S)»(?=\S)[^«»|]{1,120}(?<=\S)«")
+
+
+def _segments(title: str) -> list[str]:
+    """A title's parts between separators ("Headline | Section | Site"), quotations kept whole."""
+    masked = _QUOTED.sub(lambda m: "q" * len(m.group()), title)
+    parts, start = [], 0
+    for sep in _TITLE_SEP.finditer(masked):
+        parts.append(title[start:sep.start()])
+        start = sep.end()
+    parts.append(title[start:])
+    return [p.strip() for p in parts if p.strip()]
 
 
 def seed_kind(url: str) -> str:
@@ -136,8 +151,7 @@ def _own_segments(base: str, cur: str, host: str) -> tuple[tuple[str, ...], tupl
     """The baseline title's segments that do not name the site, and each title's segments that the
     other does not share.  Cached: a capture's subject may read the two titles twice (the title,
     then whether the capture's title names anything of its own)."""
-    bs = [s.strip() for s in _TITLE_SEP.split(base) if s.strip()]
-    cs = [s.strip() for s in _TITLE_SEP.split(cur) if s.strip()]
+    bs, cs = _segments(base), _segments(cur)
     if host:
         bs = [s for s in bs if not _names_site(s, host)]
         cs = [s for s in cs if not _names_site(s, host)]
