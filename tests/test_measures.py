@@ -135,3 +135,18 @@ def test_doi_and_title_feature_checks() -> None:
     assert ms.doi(b, b, ms.Context()) == 1.0
     assert ms.doi(b, c, ms.Context()) == 0.0
     assert ms.title(b, c, ms.Context()) < 0.3
+
+
+def test_a_date_in_an_image_path_is_not_a_doi() -> None:
+    """A home page's photos filed under a month ("/10.2011/proba-deca3.jpg", as on a gold
+    ombudsman's page) match the DOI pattern: read as DOIs, each new photo was "DOI lost" and
+    hid the text's own reason.  A DOI in a link, a script's escaped string or the text stays one."""
+    page = (b"<html><head><title>Ombudsman</title></head><body><p>News of the office this month.</p>"
+            b"<img src='/images/10.2011/Proba-deca3.jpg'><link href='/css/10.2012/site.css'>"
+            b"<a href='https://doi.org/10.1093/bioinformatics/btp035'>paper</a>"
+            b"<script>var d = \"10.1038/nature16161\";</script><p>See doi 10.1172/jci64240.</p></body></html>")
+    f = fingerprint(Capture(url="http://ombudsman.example/", timestamp=datetime(2020, 1, 1), content=page), CFG)
+    assert f.dois == frozenset({"10.1093/bioinformatics/btp035", "10.1038/nature16161", "10.1172/jci64240"})
+    photos = page.replace(b"Proba-deca3", b"Konferencija")
+    g = fingerprint(Capture(url="http://ombudsman.example/", timestamp=datetime(2020, 2, 1), content=photos), CFG)
+    assert ms.doi(f, g, ms.Context()) == 1.0

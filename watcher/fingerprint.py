@@ -27,7 +27,7 @@ from .config import EngineConfig
 from .doi.record import record_of
 from .extract.decode import decode
 from .extract.encoding import decode_body
-from .extract.html import DOI_RE, HtmlDoc, normalise_ws, read_html
+from .extract.html import HtmlDoc, find_dois, normalise_ws, read_html
 from .extract.pdf import pdf_text
 from .model import Capture, ContentKind, Fingerprint, payload_digest
 from .pagekinds import detect_page_kind
@@ -242,14 +242,14 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, wor
         truncated = truncated or pdf.truncated
         text = pdf.text
         doc.text, doc.title = text, pdf.title
-        doc.dois = {d.rstrip(".,;)]").lower() for d in DOI_RE.findall(text[:200_000])}
+        doc.dois = find_dois(text[:200_000])
     elif kind in ("html", "text"):
         raw, _enc = decode(content, capture.content_type, cfg.extract.fallback_encoding)
         if kind == "html":
             doc = read_html(raw, banners=cfg.extract.remove_banners, main_content=cfg.extract.main_content)
         else:
             doc.text = normalise_ws(raw)
-            doc.dois = {d.rstrip(".,;)]").lower() for d in DOI_RE.findall(raw[:200_000])}
+            doc.dois = find_dois(raw[:200_000])
     else:
         # Other non-text types: structural measures only.
         return Fingerprint(
@@ -272,7 +272,7 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, wor
     tf = Counter(terms)
     hashes = shingle_hashes(tokens, cfg.tokens.shingle_size)
     citation = {k: tuple(v) for k, v in doc.meta.items() if k.startswith("citation_")}
-    meta_dois = {d.rstrip(".,;)]").lower() for k in _DOI_META for v in doc.meta.get(k, []) for d in DOI_RE.findall(v)}
+    meta_dois = {d for k in _DOI_META for v in doc.meta.get(k, []) for d in find_dois(v)}
     dois = frozenset(meta_dois or set(sorted(doc.dois)[:50]))
     redirect = _redirect_of(doc, capture.url, len(tokens))
     pk = detect_page_kind(doc.title, doc.headings, text, len(tokens), capture.status) if cfg.page_kinds else None

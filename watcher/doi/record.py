@@ -35,7 +35,7 @@ from typing import Any
 import lxml.html
 import xxhash
 
-from ..extract.html import DOI_RE, normalise_ws, parse_tree, remove_boilerplate
+from ..extract.html import find_dois, normalise_ws, parse_tree, remove_boilerplate
 from ..model import ScholarlyRecord
 
 log = logging.getLogger(__name__)
@@ -180,9 +180,9 @@ def _doi_in(*vals: Any) -> str | None:
             if isinstance(x, dict):
                 x = x.get("value") or x.get("@id") or x.get("url")
             if isinstance(x, str):
-                m = DOI_RE.search(x)
-                if m:
-                    return m.group(1).rstrip(".,;)]").lower()
+                found = sorted(find_dois(x), key=x.lower().find)
+                if found:
+                    return found[0]
     return None
 
 
@@ -309,5 +309,5 @@ def extract_record(html: str) -> ScholarlyRecord | None:
         main_sample=bottom_k(sh, MAIN_SAMPLE),
         paragraphs=tuple(bottom_k(shingle_hashes(words(p)), PARAGRAPH_SAMPLE) for p in paras),
         main_shingles=frozenset(sh),
-        body_dois=frozenset(d.rstrip(".,;)]").lower() for d in DOI_RE.findall(main_text[:200_000])),
+        body_dois=frozenset(find_dois(main_text[:200_000])),
     )

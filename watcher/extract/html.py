@@ -66,6 +66,18 @@ class HtmlDoc:
     capped: str | None = None  # what the per-page bounds cut (MAX_LAYOUT_NODES, MAX_TEXT_CHARS)
 
 
+# A DOI names a work, never an image, style sheet or script: a date in an asset's path
+# (".../10.2011/photo.jpg") matches the DOI pattern and would read as one lost when the photo changes.
+_ASSET = re.compile(r"\.(?:jpe?g|png|gif|svg|webp|ico|bmp|css|js)$", re.I)
+
+
+def find_dois(text: str) -> set[str]:
+    """The DOIs in ``text``, lower-cased, without trailing punctuation (or the backslash of an
+    escaped quote in a script's string) or asset paths."""
+    found = (d.rstrip(".,;)]\\").lower() for d in DOI_RE.findall(text))
+    return {d for d in found if not _ASSET.search(d)}
+
+
 def normalise_ws(text: str) -> str:
     """Collapse runs of spaces per line and blank lines: archives differ in
     whitespace (minified vs original), which must not count as change."""
@@ -251,9 +263,9 @@ def read_html(html: str, *, banners: bool = True, main_content: bool = False) ->
         m = _JS_REDIRECT.search(html[:200_000])
         if m:
             doc.js_redirect = (m.group(1) or m.group(2) or "").strip() or None
-    dois = {d.rstrip(".,;)]").lower() for d in DOI_RE.findall(html[:2_000_000])}
+    dois = find_dois(html[:2_000_000])
     for vals in doc.meta.values():
         for v in vals:
-            dois.update(d.rstrip(".,;)]").lower() for d in DOI_RE.findall(v))
+            dois.update(find_dois(v))
     doc.dois = dois
     return doc
