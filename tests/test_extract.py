@@ -259,3 +259,16 @@ def test_a_page_of_too_many_nodes_is_read_without_layout_and_noted() -> None:
     fp = fingerprint(Capture(url="http://x.org/", timestamp=datetime(2020, 1, 1), content=page.encode()),
                      EngineConfig())
     assert fp.error == "truncated" and fp.word_count == n // 2
+
+
+def test_frames_of_finds_a_frameset_after_stray_text_and_never_an_iframe() -> None:
+    """A frameset document with stray text before its <frameset> parses with the frameset inside
+    <body>: still a frameset, main frame first.  An <iframe> is part of a page, not a frameset."""
+    from watcher.extract.html import frames_of, parse_tree
+
+    stray = parse_tree('<html><head><title>x</title></head>Loading...<frameset cols="20%,*">'
+                       '<frame src="menu.html"><frame src="main.html"></frameset></html>')
+    assert stray is not None and stray.find("body/frameset") is not None
+    assert frames_of(stray) == ["main.html", "menu.html"]
+    page = parse_tree("<html><body><p>Our work.</p><iframe src='map.html'></iframe></body></html>")
+    assert page is not None and frames_of(page) == []
