@@ -382,3 +382,31 @@ def test_a_quotation_in_a_headline_is_not_a_title_separator() -> None:
     assert _segments("blog archive » post title") == ["blog archive", "post title"]
     assert _segments("about us « human rights council") == ["about us", "human rights council"]
     assert _segments("home » news » article") == ["home", "news", "article"]
+
+
+def test_a_kept_headline_under_changed_labels_is_no_evidence_of_another_subject(tmp_path: Path) -> None:
+    """An article moved to another section, or a brand that no rule ties to the address dropped
+    from its title ("Tourism to Antarctica Could Be Making Penguins Sick - CityLab" on
+    theatlanticcities.com, then the headline alone): the baseline's headline is kept and only short
+    labels changed.  Before, the labels were compared as the subject and the page read as replaced
+    (on the deep-page collection with retitled captures, two versions of one article each)."""
+    assert _subject("Egypt protests turn violent | News | Site", "Egypt protests turn violent | World | Site",
+                    "site.org") is None
+    assert _subject("BBC News - Middle East - Egypt protests turn violent", "Egypt protests turn violent - BBC News",
+                    "www.bbc.co.uk") is None
+    assert _subject("Tourism to Antarctica Could Be Making Penguins Sick - CityLab",
+                    "Tourism to Antarctica Could Be Making Penguins Sick", "theatlanticcities.com") is None
+    # a short shared label is no headline: the subjects beside it are compared
+    assert (_subject("Live blog | Egypt | Site", "Live blog | Syria | Site", "site.org") or 1.0) < 0.5
+    # a long shared tagline beside two headlines is no headline kept either
+    assert (_subject("Helen Wood cheating boyfriend | Latest celeb gossip, TV, film and pictures",
+                     "Ebola nurse named by hospital | Latest celeb gossip, TV, film and pictures",
+                     "www.dailystar.co.uk") or 1.0) < 0.5
+    deep = "http://news.example.com/2015/01/egypt-protests-turn-violent.html"
+    article = textgen.paragraph("music", 200, 1)
+    before = textgen.html([*MENU[:2], article], "Egypt protests turn violent | Middle East | News")
+    after = textgen.html([*MENU[2:], article, "Related: more stories from Africa."],
+                         "Egypt protests turn violent | Africa | News")
+    r = _batch_as_stream([cap(0, before, url=deep), cap(1, after, url=deep)], tmp_path)
+    assert r[1].measures["cosine"].score is not None and r[1].measures["cosine"].score < 0.9  # the text changed
+    assert r[1].status == "on-topic" and "replaced" not in r[1].checks, r[1].reason

@@ -179,6 +179,14 @@ def title_subject(base: str, cur: str, host: str = "") -> float | None:
         return None  # the baseline's title names the site alone
     if not b_own:  # same title (same subject), or the baseline's is all labels the capture repeats
         return 1.0 if not c_own else None
+    head = max(bs, key=len)
+    if head not in b_own and len(head.split()) > NAME_MAX_WORDS \
+            and all(len(s.split()) <= NAME_MAX_WORDS for s in (*b_own, *c_own)):
+        # The baseline's headline is kept and only short labels changed (an article moved to another
+        # section, "BBC News - Middle East - <headline>" then "<headline> - BBC News"): no evidence
+        # of another subject, as a new template is not.  A shared label ("Live blog | Egypt" then
+        # "Live blog | Syria") is no headline: its subjects are compared below.
+        return None
     if not c_own:
         return 0.0  # the subject gone from the title, labels left
     # Each title's longest segment of its own is its subject: the headline is the long one wherever
