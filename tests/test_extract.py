@@ -48,6 +48,50 @@ def test_bom_wins_and_bad_bytes_never_raise() -> None:
     assert choose_encoding(b"plain ascii") == "utf-8"
 
 
+SPANISH = "La organización defiende los derechos humanos en la región y publica su información según la ley"
+
+
+@pytest.mark.parametrize("declared", ['<meta charset="utf-8">', ""])
+def test_utf8_page_with_stray_legacy_bytes_is_read_as_utf8(declared: str) -> None:
+    """A UTF-8 template around a few windows-1252 bytes (gold's desdecuba.com: "Generación"
+    beside "inglés") is UTF-8 with stray bytes, not a legacy page: detection guessed
+    windows-1252 and turned every accented word of the page into mojibake."""
+    data = (f"<html><head>{declared}</head><body><p>{SPANISH}</p>".encode()
+            + "<p>Versión en inglés © 2012</p></body></html>".encode("cp1252"))
+    text, enc = decode(data)
+    assert enc == "utf-8"
+    assert SPANISH in text and "Versión en inglés © 2012" in text
+
+
+def test_utf8_in_another_script_with_one_stray_byte_is_not_a_legacy_page() -> None:
+    """Gold's Nepali page (UTF-8, one stray byte, declared utf-8) was read as cp866."""
+    nepali = "नागरिकको जीउधनको सुरक्षा प्रति गम्भीर चिन्ता " * 20
+    data = f'<html><head><meta charset="utf-8"></head><body><p>{nepali}</p>'.encode() + b"<p>\x96</p></html>"
+    text, enc = decode(data)
+    assert enc == "utf-8" and nepali.strip() in text and "\u2013" in text
+
+
+@pytest.mark.parametrize("codec", ["cp1256", "cp1251", "cp1252"])
+def test_legacy_pages_are_not_taken_for_utf8(codec: str) -> None:
+    sample = {"cp1256": ARABIC, "cp1251": "Права человека и свобода слова защищаются каждый день",
+              "cp1252": "Société générale: réunion à Genève, élection présidentielle"}[codec]
+    text, enc = decode(f"<html><body><p>{sample} </p></body></html>".encode(codec) * 5)
+    assert enc != "utf-8" and sample in text
+
+
+def test_a_stray_byte_does_not_make_a_page_drift() -> None:
+    """One capture of a UTF-8 page gains a windows-1252 copyright sign: it read as "text replaced"
+    (containment 0.17) while every accented word became mojibake."""
+    body = "".join(f"<p>{SPANISH} número {i}.</p>" for i in range(12))
+    page = (f'<html><head><meta charset="utf-8"><title>Derechos humanos en la región</title></head>'
+            f"<body>{body}<p>Copyright</p></body></html>").encode()
+    stray = page.replace(b"Copyright", b"\xa9 Copyright \x96 2012")
+    caps = [Capture(url="http://example.org/", timestamp=datetime(2012, 1 + i, 1), content=c,
+                    content_type="text/html") for i, c in enumerate((page, stray))]
+    verdicts = Engine(EngineConfig()).scan_history("k", caps).verdicts
+    assert [v.change for v in verdicts] == ["baseline", "minor"], [v.reason for v in verdicts]
+
+
 def test_nul_and_control_characters_removed() -> None:
     data = b"<ht\x00ml><bo\x00dy><p>Hu\x00man rig\x01hts\x0b report</p></body></html>"
     cfg = EngineConfig(tokens=TokenConfig(keep_text=True))
