@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 
@@ -10,7 +12,8 @@ from tests import textgen
 from watcher.canonical import original_url, surt_prefix, url_key
 from watcher.config import CanonicalConfig, EngineConfig, TokenConfig
 from watcher.engine import Engine, behaviour_of
-from watcher.extract.decode import choose_encoding, decode
+from watcher.extract import decode as decode_module
+from watcher.extract.decode import choose_encoding, decode, prescan
 from watcher.extract.html import read_html
 from watcher.fingerprint import fingerprint, words
 from watcher.model import Capture
@@ -90,6 +93,67 @@ def test_a_stray_byte_does_not_make_a_page_drift() -> None:
                     content_type="text/html") for i, c in enumerate((page, stray))]
     verdicts = Engine(EngineConfig()).scan_history("k", caps).verdicts
     assert [v.change for v in verdicts] == ["baseline", "minor"], [v.reason for v in verdicts]
+
+
+def test_undeclared_legacy_pages_of_gold_decode_as_declared(gold_dir: Path) -> None:
+    """Every gold page that declares a legacy charset, with the declaration removed, decodes to
+    the same text by detection (chardetng, hinted by the address's TLD).  uchardet got 38 of
+    them wrong: English pages with curly quotes as DOS code pages (cp865), Arabic ones as
+    cp1251, Western ones as cp852 or Mac Latin-2."""
+    hosts = {row.split("\t")[0]: row.split("\t")[2].split("/http", 1)[1].split("/")[2]
+             for row in (gold_dir / "labels.tsv").read_text().splitlines()[1:]}
+    declaration = re.compile(rb"""(?i)charset\s*=\s*["']?[\w-]+""")
+    checked, wrong = 0, []
+    for page in sorted((gold_dir / "html").glob("*/*.html")):
+        data = page.read_bytes()
+        declared = prescan(data)
+        if not data or declared in (None, "utf-8") or choose_encoding(data) != declared:
+            continue
+        bare = declaration.sub(b"", data[:4096]) + data[4096:]
+        if not any(b > 0x7F for b in bare):
+            continue
+        checked += 1
+        text, enc = decode(bare, None, "cp1252", hosts[page.parent.name].rpartition(".")[2])
+        if text != decode(bare, f"text/html; charset={declared}")[0]:
+            wrong.append((page.parent.name, page.name, declared, enc))
+    assert checked >= 250 and not wrong, (checked, wrong)
+
+
+@pytest.mark.parametrize("tld", ["eg", "EG", "xn--wgbh1c", "مصر", "com.", "", "1", "a.b", None])
+def test_any_tld_hint_is_safe(tld: str | None) -> None:
+    """chardetng panics on a TLD with upper case, a period or non-ASCII: such hints are mended
+    (lower case, punycode) or dropped, never passed."""
+    arabic = f"<html><body><p>{ARABIC}</p></body></html>".encode("cp1256")
+    text, enc = decode(arabic, None, "cp1252", tld)
+    assert ARABIC in text and enc == "cp1256"
+
+
+def test_punctuation_that_every_windows_code_page_shares_is_not_guessed_at() -> None:
+    """An undeclared page whose only non-ASCII bytes are « » © and curly quotes (gold's syriahr.com,
+    its Arabic in numeric entities) reads the same in any Windows code page; chardetng alone read
+    « » as ISO-8859-2's "Ť ť"."""
+    data = "<html><body><p>«&#1573;&#1606;» &#1587;&#1610; © 2012</p></body></html>".encode("cp1252")
+    text, _ = decode(data, None, "cp1252", "com")
+    assert "«&#1573;&#1606;» &#1587;&#1610; © 2012" in text
+    for byte in decode_module._WINDOWS_PUNCTUATION:
+        assert len({bytes([byte]).decode(f"cp125{i}") for i in range(9)}) == 1, hex(byte)
+
+
+def test_detection_answers_only_what_a_browser_decodes() -> None:
+    """An undeclared page is decoded as a browser would: chardetng answers WHATWG encodings only."""
+    web = {"cp1250", "cp1251", "cp1252", "cp1253", "cp1254", "cp1255", "cp1256", "cp1257", "cp1258", "cp874",
+           "iso8859-2", "iso8859-4", "iso8859-5", "iso8859-6", "iso8859-7", "iso8859-8", "iso8859-13",
+           "koi8-r", "koi8-u", "cp866", "mac-cyrillic", "gb18030", "big5hkscs", "cp932", "euc_jp", "iso2022_jp",
+           "cp949"}
+    samples = [ARABIC, "Права человека", "Société générale à Genève", "שלום עולם", "Ελληνικά", "ภาษาไทย",
+               "日本語のテキスト", "中文文本内容", "한국어 텍스트"]
+    for sample in samples:
+        for codec in ("cp1256", "cp1251", "cp1252", "cp1255", "cp1253", "cp874", "shift_jis", "gb18030", "cp949"):
+            try:
+                data = f"<html><body><p>{sample} {sample}</p></body></html>".encode(codec)
+            except UnicodeEncodeError:
+                continue
+            assert choose_encoding(data) in web | {"utf-8"}, (sample, codec)
 
 
 def test_nul_and_control_characters_removed() -> None:

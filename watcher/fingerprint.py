@@ -244,7 +244,8 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, wor
         doc.text, doc.title = text, pdf.title
         doc.dois = find_dois(text[:200_000])
     elif kind in ("html", "text"):
-        raw, _enc = decode(content, capture.content_type, cfg.extract.fallback_encoding)
+        raw, _enc = decode(content, capture.content_type, cfg.extract.fallback_encoding,
+                           host_of(capture.url).rpartition(".")[2])
         if kind == "html":
             doc = read_html(raw, banners=cfg.extract.remove_banners, main_content=cfg.extract.main_content)
         else:

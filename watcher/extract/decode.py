@@ -1,7 +1,7 @@
 """Bytes to text, following the WHATWG sniffing order, never failing.
 
 Order: BOM, transport (HTTP ``charset``), ``<meta>``/XML-declaration prescan
-of the first 1024 bytes, detection (faust-cchardet), fallback
+of the first 1024 bytes, detection (chardetng, Firefox's detector), fallback
 (windows-1252).  Archives often send a wrong charset, so a declared
 single-byte charset loses to UTF-8 when the bytes are valid UTF-8 with
 multi-byte sequences, and a declared multi-byte charset that does not decode
@@ -25,7 +25,7 @@ import codecs
 import logging
 import re
 
-import cchardet
+import chardetng_py
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,11 @@ _ALIASES = {
     "iso-8859-9": "cp1254",
     "iso-8859-11": "cp874",
     "tis-620": "cp874",
-    "x-sjis": "shift_jis",
+    "x-sjis": "cp932",
+    "shift_jis": "cp932",  # WHATWG's Shift_JIS is Windows-31J
+    "big5": "big5hkscs",  # WHATWG's Big5 includes HKSCS
+    "iso-8859-8-i": "iso8859-8",
+    "x-mac-cyrillic": "mac-cyrillic",
     "gb2312": "gb18030",
     "gbk": "gb18030",
     "x-gbk": "gb18030",
@@ -148,18 +152,55 @@ def _clean_utf8(data: bytes) -> bool:
         return exc.start >= len(data) - 3 and exc.reason == "unexpected end of data"
 
 
-def _detect(data: bytes) -> str | None:
-    sample = data[:65536]
-    result = cchardet.detect(sample)
-    enc = result.get("encoding") if isinstance(result, dict) else None
-    conf = result.get("confidence") or 0.0 if isinstance(result, dict) else 0.0
-    if not enc or conf < 0.2:
+_TLD = re.compile(r"[a-z0-9-]{1,63}")
+_ASCII = bytes(range(0x80))
+# Bytes that are the same punctuation or symbol in windows-1250 to windows-1258.
+_WINDOWS_PUNCTUATION = frozenset(b"\x82\x84\x85\x86\x87\x89\x8b\x91\x92\x93\x94\x95\x96\x97\x99\x9b"
+                                 b"\xa0\xa6\xa7\xa9\xab\xac\xad\xae\xb0\xb1\xb6\xb7\xbb")
+
+
+def _tld_hint(tld: str | None) -> bytes | None:
+    """The top-level domain as chardetng takes it (ASCII, lower case, punycode), or ``None``.
+
+    chardetng panics on a label with a period, upper case or non-ASCII, so
+    anything else is dropped rather than passed."""
+    if not tld:
         return None
-    return normalise_label(str(enc))
+    try:
+        label = tld.strip().lower().encode("idna")
+    except UnicodeError:
+        return None
+    return label if _TLD.fullmatch(label.decode("ascii")) and not label.isdigit() else None
 
 
-def choose_encoding(data: bytes, content_type: str | None = None, fallback: str = "cp1252") -> str:
-    """The codec :func:`decode` would use for ``data`` (exposed for tests and logs)."""
+def _detect(data: bytes, tld: str | None = None) -> str | None:
+    """Firefox's detector (chardetng) on the sniff window, hinted by the site's TLD.
+
+    It answers only encodings a browser decodes (the WHATWG set), as a
+    browser would for an undeclared page: the reason it beats uchardet
+    (``cchardet``), which guessed DOS and Mac code pages (cp865, cp852,
+    mac-latin2) for web pages.  On the 275 real pages here that declare a
+    legacy charset, with the declaration removed: uchardet 237 right (Arabic
+    windows-1256 53 of 65), chardetng 269, with the TLD 275.
+
+    A page whose only non-ASCII bytes are punctuation that all nine Windows
+    code pages share (curly quotes, dashes, « », ©, no-break space) reads the
+    same in any of them, so it is read as windows-1252 without asking:
+    chardetng guessed ISO-8859-2 from « » alone (gold's syriahr.com: "Ť...ť").
+    """
+    sample = data[:_SNIFF_BYTES]
+    if set(sample.translate(None, _ASCII)) <= _WINDOWS_PUNCTUATION:
+        return "cp1252"  # any Windows code page reads these bytes alike; there is nothing to detect
+    name = chardetng_py.detect(sample, allow_utf8=False, tld=_tld_hint(tld))
+    return normalise_label(name)
+
+
+def choose_encoding(data: bytes, content_type: str | None = None, fallback: str = "cp1252",
+                    tld: str | None = None) -> str:
+    """The codec :func:`decode` would use for ``data`` (exposed for tests and logs).
+
+    ``tld``: the top-level domain of the page's address, which tells the
+    detector which legacy encodings that web used (``eg`` windows-1256)."""
     bom = _bom(data)
     if bom:
         return bom[0]
@@ -194,10 +235,11 @@ def choose_encoding(data: bytes, content_type: str | None = None, fallback: str 
         return "utf-8"
     if is_utf8():
         return "utf-8"
-    return _detect(data) or normalise_label(fallback) or "cp1252"
+    return _detect(data, tld) or normalise_label(fallback) or "cp1252"
 
 
-def decode(data: bytes, content_type: str | None = None, fallback: str = "cp1252") -> tuple[str, str]:
+def decode(data: bytes, content_type: str | None = None, fallback: str = "cp1252",
+           tld: str | None = None) -> tuple[str, str]:
     """Decode ``data`` to text; return ``(text, encoding)``.  Never raises.
 
     UTF-8 is decoded with each stray byte read as windows-1252 (see the
@@ -210,7 +252,7 @@ def decode(data: bytes, content_type: str | None = None, fallback: str = "cp1252
         enc, skip = bom
         text = data[skip:].decode(enc, errors=_FALLBACK_HANDLER if enc == "utf-8" else "replace")
     else:
-        enc = choose_encoding(data, content_type, fallback)
+        enc = choose_encoding(data, content_type, fallback, tld)
         try:
             text = data.decode(enc, errors=_FALLBACK_HANDLER if enc == "utf-8" else "replace")
         except LookupError:  # pragma: no cover - normalise_label guards this
