@@ -52,3 +52,16 @@ def test_shared_gold_standard(gold_dir: Path) -> None:
     assert sum(1 for c in caps if c.content == b"") == 120
     assert sum(1 for c in caps if c.label == 0) == 94
     assert all(c.uri_m and c.uri_m.startswith("http://wayback.archive-it.org/1068/") for c in caps)
+
+
+def test_a_labels_file_saved_by_a_spreadsheet_reads_the_same(tmp_path: Path) -> None:
+    """A BOM, CRLF line ends, a capitalised or padded header, a blank line and columns in
+    another order are the same labels; the first two made the file "lack column id"."""
+    gold = make_gold(tmp_path / "gold")
+    plain = [(c.history, c.timestamp, c.label, c.uri_m) for _, cs in iter_histories([str(gold)], CFG) for c in cs]
+    rows = (gold / "labels.tsv").read_text().splitlines()
+    body = ["\t".join((r.split("\t")[3], r.split("\t")[0], r.split("\t")[2], r.split("\t")[1])) for r in rows[1:]]
+    text = "\r\n".join(["Label\t ID \tUri\tDate", *body[:2], "", *body[2:]]) + "\r\n\r\n"
+    (gold / "labels.tsv").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    again = [(c.history, c.timestamp, c.label, c.uri_m) for _, cs in iter_histories([str(gold)], CFG) for c in cs]
+    assert again == plain and len(plain) == 5

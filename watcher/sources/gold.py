@@ -44,27 +44,34 @@ def read_labels(path: Path) -> list[GoldRow]:
             raise InputError(f"{path}: no labels.tsv in this directory", reason="gold_labels")
         path = found
     try:
-        fh = path.open(newline="", encoding="utf-8", errors="replace")
+        # utf-8-sig: a labels file saved by a spreadsheet starts with a BOM, which would
+        # otherwise become part of the first column's name.
+        fh = path.open(newline="", encoding="utf-8-sig", errors="replace")
     except OSError as exc:
         raise InputError(f"{path}: cannot read labels: {exc}", reason="unreadable") from exc
     rows: list[GoldRow] = []
     seen: set[tuple[str, str]] = set()
     with fh:
-        reader = csv.DictReader(fh, delimiter="\t")
-        missing = {"id", "date", "URI", "label"} - set(reader.fieldnames or [])
+        reader = csv.reader(fh, delimiter="\t")
+        header = [name.strip().lower() for name in next(reader, [])]
+        missing = [name for name in ("id", "date", "uri", "label") if name not in header]
         if missing:
-            raise InputError(f"{path}: labels file lacks columns {sorted(missing)}", reason="gold_labels")
+            raise InputError(f"{path}: labels file lacks columns {missing}", reason="gold_labels")
+        col = {name: header.index(name) for name in ("id", "date", "uri", "label")}
         for lineno, rec in enumerate(reader, 2):
-            key = ((rec.get("id") or "").strip(), (rec.get("date") or "").strip())
+            if not any(field.strip() for field in rec):
+                continue  # a blank line (a trailing one, or between blocks)
+            get = {name: (rec[i].strip() if i < len(rec) else "") for name, i in col.items()}
+            key = (get["id"], get["date"])
             if key in seen:
                 continue
             try:
-                label = int((rec.get("label") or "").strip())
+                label = int(get["label"])
             except ValueError:
-                log.warning("%s:%d: label %r is not 0/1; row skipped", path, lineno, rec.get("label"))
+                log.warning("%s:%d: label %r is not 0/1; row skipped", path, lineno, get["label"])
                 continue
             seen.add(key)
-            rows.append(GoldRow(id=key[0], date=key[1], uri=(rec.get("URI") or "").strip(), label=label))
+            rows.append(GoldRow(id=key[0], date=key[1], uri=get["uri"], label=label))
     return rows
 
 
