@@ -15,9 +15,10 @@ from watcher.engine import Engine, behaviour_of
 from watcher.extract import decode as decode_module
 from watcher.extract.decode import choose_encoding, decode, prescan
 from watcher.extract.html import read_html
-from watcher.fingerprint import fingerprint, words
+from watcher.fingerprint import fingerprint, host_of, words
 from watcher.model import Capture
 from watcher.pagekinds import detect_page_kind
+from watcher.sources import read_labels
 
 ARABIC = "منظمة حقوق الإنسان تدافع عن حرية التعبير في كل مكان"
 
@@ -100,8 +101,7 @@ def test_undeclared_legacy_pages_of_gold_decode_as_declared(gold_dir: Path) -> N
     the same text by detection (chardetng, hinted by the address's TLD).  uchardet got 38 of
     them wrong: English pages with curly quotes as DOS code pages (cp865), Arabic ones as
     cp1251, Western ones as cp852 or Mac Latin-2."""
-    hosts = {row.split("\t")[0]: row.split("\t")[2].split("/http", 1)[1].split("/")[2]
-             for row in (gold_dir / "labels.tsv").read_text().splitlines()[1:]}
+    tlds = {row.id: host_of(original_url(row.uri)).rpartition(".")[2] for row in read_labels(gold_dir)}
     declaration = re.compile(rb"""(?i)charset\s*=\s*["']?[\w-]+""")
     checked, wrong = 0, []
     for page in sorted((gold_dir / "html").glob("*/*.html")):
@@ -113,7 +113,7 @@ def test_undeclared_legacy_pages_of_gold_decode_as_declared(gold_dir: Path) -> N
         if not any(b > 0x7F for b in bare):
             continue
         checked += 1
-        text, enc = decode(bare, None, "cp1252", hosts[page.parent.name].rpartition(".")[2])
+        text, enc = decode(bare, None, "cp1252", tlds[page.parent.name])
         if text != decode(bare, f"text/html; charset={declared}")[0]:
             wrong.append((page.parent.name, page.name, declared, enc))
     assert checked >= 250 and not wrong, (checked, wrong)

@@ -112,7 +112,7 @@ def prescan(data: bytes) -> str | None:
 _UTF8_SEQ = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]|[\xe1-\xec\xee\xef][\x80-\xbf]{2}"
                        rb"|\xed[\x80-\x9f][\x80-\xbf]|\xf0[\x90-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}"
                        rb"|\xf4[\x80-\x8f][\x80-\xbf]{2}")
-_HIGH = bytes(range(0x80, 0x100))
+_ASCII = bytes(range(0x80))
 _SNIFF_BYTES = 262144
 _FALLBACK_HANDLER = "driftline-utf8-cp1252"
 
@@ -127,7 +127,12 @@ def _stray_bytes_as_cp1252(exc: UnicodeError) -> tuple[str, int]:
 codecs.register_error(_FALLBACK_HANDLER, _stray_bytes_as_cp1252)
 
 
-def _mostly_utf8(data: bytes) -> bool:
+def _high_bytes(data: bytes) -> bytes:
+    """The non-ASCII bytes of the sniff window, in order (one C-speed pass)."""
+    return data[:_SNIFF_BYTES].translate(None, _ASCII)
+
+
+def _mostly_utf8(data: bytes, high: bytes) -> bool:
     """True when at least half the high bytes form valid UTF-8 sequences.
 
     Only reached for bytes that are not clean UTF-8.  Measured on the 401
@@ -135,12 +140,10 @@ def _mostly_utf8(data: bytes) -> bool:
     ISO-8859, EUC-KR) score 0.0 to 0.2, UTF-8 pages with stray legacy bytes
     0.8 to 1.0; one half is the line between.
     """
-    sample = data[:_SNIFF_BYTES]
-    high = len(sample) - len(sample.translate(None, _HIGH))
     if not high:
         return False
-    in_sequences = sum(len(m) for m in _UTF8_SEQ.findall(sample))
-    return in_sequences * 2 >= high
+    in_sequences = sum(len(m) for m in _UTF8_SEQ.findall(data[:_SNIFF_BYTES]))
+    return in_sequences * 2 >= len(high)
 
 
 def _clean_utf8(data: bytes) -> bool:
@@ -153,7 +156,6 @@ def _clean_utf8(data: bytes) -> bool:
 
 
 _TLD = re.compile(r"[a-z0-9-]{1,63}")
-_ASCII = bytes(range(0x80))
 # Bytes that are the same punctuation or symbol in windows-1250 to windows-1258.
 _WINDOWS_PUNCTUATION = frozenset(b"\x82\x84\x85\x86\x87\x89\x8b\x91\x92\x93\x94\x95\x96\x97\x99\x9b"
                                  b"\xa0\xa6\xa7\xa9\xab\xac\xad\xae\xb0\xb1\xb6\xb7\xbb")
@@ -173,7 +175,7 @@ def _tld_hint(tld: str | None) -> bytes | None:
     return label if _TLD.fullmatch(label.decode("ascii")) and not label.isdigit() else None
 
 
-def _detect(data: bytes, tld: str | None = None) -> str | None:
+def _detect(data: bytes, high: bytes, tld: str | None = None) -> str | None:
     """Firefox's detector (chardetng) on the sniff window, hinted by the site's TLD.
 
     It answers only encodings a browser decodes (the WHATWG set), as a
@@ -188,10 +190,9 @@ def _detect(data: bytes, tld: str | None = None) -> str | None:
     same in any of them, so it is read as windows-1252 without asking:
     chardetng guessed ISO-8859-2 from « » alone (gold's syriahr.com: "Ť...ť").
     """
-    sample = data[:_SNIFF_BYTES]
-    if set(sample.translate(None, _ASCII)) <= _WINDOWS_PUNCTUATION:
+    if set(high) <= _WINDOWS_PUNCTUATION:
         return "cp1252"  # any Windows code page reads these bytes alike; there is nothing to detect
-    name = chardetng_py.detect(sample, allow_utf8=False, tld=_tld_hint(tld))
+    name = chardetng_py.detect(data[:_SNIFF_BYTES], allow_utf8=False, tld=_tld_hint(tld))
     return normalise_label(name)
 
 
@@ -204,13 +205,14 @@ def choose_encoding(data: bytes, content_type: str | None = None, fallback: str 
     bom = _bom(data)
     if bom:
         return bom[0]
-    has_high = any(b > 0x7F for b in data[:_SNIFF_BYTES]) if data else False
+    high = _high_bytes(data)
+    has_high = bool(high)
     utf8: bool | None = None  # computed once, when first needed
 
     def is_utf8() -> bool:
         nonlocal utf8
         if utf8 is None:
-            utf8 = _clean_utf8(data) or _mostly_utf8(data)
+            utf8 = _clean_utf8(data) or _mostly_utf8(data, high)
         return utf8
 
     for declared in (charset_from_content_type(content_type), prescan(data)):
@@ -235,7 +237,12 @@ def choose_encoding(data: bytes, content_type: str | None = None, fallback: str 
         return "utf-8"
     if is_utf8():
         return "utf-8"
-    return _detect(data, tld) or normalise_label(fallback) or "cp1252"
+    return _detect(data, high, tld) or normalise_label(fallback) or "cp1252"
+
+
+def _errors(enc: str) -> str:
+    """UTF-8 reads a stray byte as windows-1252; any other codec replaces a bad byte."""
+    return _FALLBACK_HANDLER if enc == "utf-8" else "replace"
 
 
 def decode(data: bytes, content_type: str | None = None, fallback: str = "cp1252",
@@ -250,11 +257,11 @@ def decode(data: bytes, content_type: str | None = None, fallback: str = "cp1252
     bom = _bom(data)
     if bom:
         enc, skip = bom
-        text = data[skip:].decode(enc, errors=_FALLBACK_HANDLER if enc == "utf-8" else "replace")
+        text = data[skip:].decode(enc, errors=_errors(enc))
     else:
         enc = choose_encoding(data, content_type, fallback, tld)
         try:
-            text = data.decode(enc, errors=_FALLBACK_HANDLER if enc == "utf-8" else "replace")
+            text = data.decode(enc, errors=_errors(enc))
         except LookupError:  # pragma: no cover - normalise_label guards this
             enc = "cp1252"
             text = data.decode(enc, errors="replace")

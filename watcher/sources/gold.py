@@ -27,6 +27,9 @@ _MAGIC = ((b"%PDF", "application/pdf"), (b"\x89PNG", "image/png"), (b"GIF8", "im
           (b"\xff\xd8\xff", "image/jpeg"))
 
 
+_COLUMNS = ("id", "date", "uri", "label")  # matched case-insensitively, in any order
+
+
 @dataclass(frozen=True, slots=True)
 class GoldRow:
     id: str
@@ -54,10 +57,10 @@ def read_labels(path: Path) -> list[GoldRow]:
     with fh:
         reader = csv.reader(fh, delimiter="\t")
         header = [name.strip().lower() for name in next(reader, [])]
-        missing = [name for name in ("id", "date", "uri", "label") if name not in header]
+        missing = [name for name in _COLUMNS if name not in header]
         if missing:
             raise InputError(f"{path}: labels file lacks columns {missing}", reason="gold_labels")
-        col = {name: header.index(name) for name in ("id", "date", "uri", "label")}
+        col = {name: header.index(name) for name in _COLUMNS}
         for lineno, rec in enumerate(reader, 2):
             if not any(field.strip() for field in rec):
                 continue  # a blank line (a trailing one, or between blocks)
