@@ -42,6 +42,17 @@ def gold_dir(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
     return out / "goldstandard-1068"
 
 
+@pytest.fixture(scope="session")
+def gold_scan(gold_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``driftline scan`` of the gold standard at defaults, run once per session: the end-to-end
+    F1 test and the shared cross-validation read the same result file rather than scanning twice."""
+    from watcher.cli import main
+
+    out = tmp_path_factory.mktemp("gold-scan") / "gold.json"
+    assert main(["--log-level", "WARNING", "scan", str(gold_dir), "-o", str(out), "--no-progress"]) == 0
+    return out
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -13,7 +13,6 @@ import pytest
 
 from tests import textgen
 from watcher.cli import main
-from watcher.config import DEFAULT_REPORTED
 from watcher.crossval import Rule, assign_folds, build_table, checks_of, cross_validate, format_cv
 from watcher.errors import InputError
 from watcher.evalmetrics import best_threshold
@@ -187,11 +186,12 @@ def test_eval_folds_end_to_end_on_a_scanned_gold_dir(tmp_path: Path, capsys: pyt
 
 @pytest.mark.shared
 @pytest.mark.timeout(900)
-def test_shared_gold_five_folds(gold_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The shared collection end to end: scan (the default measures, as the
-    plain end-to-end test, to keep it as fast), then 5-fold grouped CV."""
-    report = ",".join(DEFAULT_REPORTED)
-    assert main(["eval", str(gold_dir), "--folds", "5", "--json", "--no-progress", "--report", report]) == 0
+def test_shared_gold_five_folds(gold_dir: Path, gold_scan: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The shared collection's default scan (the session's, shared with the end-to-end F1 test),
+    then 5-fold grouped CV of it. `eval DIR --folds`, which scans first, is tested on a made
+    collection above."""
+    labels = str(gold_dir / "labels.tsv")
+    assert main(["eval", labels, str(gold_scan), "--folds", "5", "--json", "--no-progress"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["captures"] == 2302 and out["timemaps"] == 199 and out["positives"] == 94
     pos = [f["positives"] for f in out["fold_sizes"]]

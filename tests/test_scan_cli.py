@@ -148,11 +148,9 @@ def test_scan_shared_warcs(shared_data: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.shared
-def test_gold_standard_end_to_end_f1(gold_dir: Path, tmp_path: Path) -> None:
-    """The acceptance bar: default configuration, F1 >= 0.75 (off-topic positive)."""
-    out = tmp_path / "gold.json"
-    assert run("scan", str(gold_dir), "-o", str(out), "--no-progress") == 0
-    report = evaluate(gold_dir, out)
+def test_gold_standard_end_to_end_f1(gold_dir: Path, gold_scan: Path) -> None:
+    """The acceptance bar: `driftline scan` at the default configuration, F1 >= 0.75 (off-topic positive)."""
+    report = evaluate(gold_dir, gold_scan)
     overall = report.overall
     assert report.matched == 2302
     assert overall.f1 >= 0.75, overall
