@@ -44,6 +44,12 @@ _BOILERPLATE_ATTR = re.compile(
     r"advert|ads?|social|share|comments?|related|widget|subscribe|newsletter|masthead|skip)([\s_-]|$)",
     re.I,
 )
+# Parts that follow or sit beside the content and never wrap it: dropped even when they hold most of the
+# page's text (a long comment thread under a short article).
+_APPENDED = frozenset({"comment", "comments", "related", "share", "social", "cookie", "newsletter", "subscribe",
+                       "breadcrumb"})
+# A widget that is the page's posts (Blogger's "widget Blog", WordPress's "widget-posts") is content.
+_CONTENT_ATTR = re.compile(r"(^|[\s_-])(blog|posts?|entry|entries|article|story|content|main)([\s_-]|$)", re.I)
 _INSCRIPTIS = ParserConfig(display_images=False, display_links=False)
 
 
@@ -130,22 +136,47 @@ def remove_banners(root: lxml.html.HtmlElement, site_name: str) -> int:
     return removed
 
 
+# An element holding more of the page's text than this is the page's frame, not boilerplate.
+BOILERPLATE_MAX_SHARE = 0.5
+
+
 def remove_boilerplate(root: lxml.html.HtmlElement) -> None:
     """Cheap main-content extraction: drop navigation, headers, footers,
     asides, forms and elements whose class/id name them as such.
 
     Far cheaper than justext or trafilatura (which cost 1-2 s/MB) and enough
     to remove the parts of a page that change without the content changing.
+
+    An element that holds more than :data:`BOILERPLATE_MAX_SHARE` of the
+    page's text is kept whatever its name: boilerplate is the smaller part
+    around the content, and what holds most of the text is the frame the
+    content sits in (ASP.NET wraps every page in one ``<form>``; templates
+    name whole-page wrappers "header-wrap" or "page-ads"), whose removal left
+    no words on 60 of 402 gold pages and 72 of 432 newspaper pages.  Parts
+    that only follow the content (comments, related links, share bars) are
+    dropped whatever their size: a long thread never wraps the article.
     """
+    limit = BOILERPLATE_MAX_SHARE * len(root.text_content())
+
+    def frame(el: lxml.html.HtmlElement) -> bool:
+        return len(el.text_content()) > limit
+
     for el in list(root.iter(*_BOILERPLATE_TAGS)):
-        _drop(el)
+        if el.getparent() is not None and not frame(el):
+            _drop(el)
     for el in list(root.xpath("//body//*[@class or @id or @role]")):
         if el.getparent() is None:
             continue
         attrs = " ".join(filter(None, (el.get("class"), el.get("id"), el.get("role"))))
         if el.tag in ("body", "main", "article") or len(attrs) > 200:
             continue
-        if _BOILERPLATE_ATTR.search(attrs):
+        hit = _BOILERPLATE_ATTR.search(attrs)
+        if not hit:
+            continue
+        word = hit.group(2).lower()
+        if word == "widget" and _CONTENT_ATTR.search(attrs):
+            continue  # the page's posts (Blogger's "widget Blog")
+        if word in _APPENDED or not frame(el):
             _drop(el)
 
 
