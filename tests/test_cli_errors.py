@@ -59,6 +59,9 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
      "driftline: error: DRIFTLINE__KAFKA__MAX_IN_FLIGHT='abc': expected an integer"),
     ([], {"DRIFTLINE__METRICS__PORT": "70000"},
      "driftline: error: DRIFTLINE__METRICS__PORT='70000': expected a value <= 65535"),
+    ([], {"DRIFTLINE__ENGINE__EXTRACT__MAIN_CONTENT": "sometimes"},  # a union of two types: still one line
+     "driftline: error: DRIFTLINE__ENGINE__EXTRACT__MAIN_CONTENT='sometimes': expected auto (the text profile "
+     "only), true or false"),
 ])
 def test_bad_option_is_refused_in_one_line(args: list[str], env: dict[str, str], expected: str, warc: Path,
                                            capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,

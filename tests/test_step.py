@@ -14,7 +14,7 @@ import pytest
 
 from tests import textgen
 from watcher.compare import compare_files
-from watcher.config import BaselineConfig, EngineConfig
+from watcher.config import BaselineConfig, EngineConfig, ExtractConfig
 from watcher.engine import Engine
 from watcher.model import Capture, payload_digest
 from watcher.profiles import title_subject
@@ -106,6 +106,51 @@ def test_text_profile_tells_typos_from_rewording_in_batch_compare_and_stream(eve
         assert ("differ by a typo" in batch.reason) == (how == "typo")
         # the shingle containment alone cannot tell them apart: both are below the "minor" line
         assert batch.measures["containment"].score is not None and batch.measures["containment"].score < 0.9
+
+
+LONG = textgen.document(["river", "law", "music", "garden"] * 3, words=100)  # 12 paragraphs, 1,200 words
+
+
+@pytest.mark.parametrize("at", [0, 5, 11])
+def test_one_paragraph_replaced_in_a_long_text_drifts(at: int, tmp_path: Path) -> None:
+    """A replaced paragraph is drift whatever the page's length: one of twelve keeps containment
+    above the 0.90 "minor" line (it read `minor` before), but 100 of the baseline's words in a row
+    are gone.  The same in batch and compare."""
+    base = textgen.html(LONG, "A report")
+    edited = textgen.html([*LONG[:at], textgen.paragraph("space", 100, 3), *LONG[at + 1:]], "A report")
+    cfg = EngineConfig(profile="text")
+    (tmp_path / "a.html").write_bytes(base)
+    (tmp_path / "b.html").write_bytes(edited)
+    cmp = compare_files(str(tmp_path / "a.html"), str(tmp_path / "b.html"), cfg)
+    batch = Engine(cfg).scan_history("h", [cap(0, base), cap(1, edited)]).verdicts[1]
+    assert batch.change == cmp["change"] == "drifted", batch.reason
+    assert "words of the baseline in a row are gone" in batch.reason
+    assert batch.measures["containment"].score is not None and batch.measures["containment"].score >= 0.9
+
+
+def test_lists_that_change_around_an_unchanged_text_are_not_drift() -> None:
+    """The text profile reads the page's main content (extract.main_content: auto): a "most
+    popular" list that changes wholly around an unchanged article is no drift, as it was on the
+    whole page (where the list's 40 words in a row read as a paragraph gone)."""
+    def page(seed: int) -> bytes:
+        popular = textgen.paragraph("cooking", 40, seed)
+        return (f'<html><head><title>A report</title></head><body><h1>A report</h1>'
+                f'{"".join(f"<p>{p}</p>" for p in LONG)}'
+                f'<aside class="sidebar"><h2>Most popular</h2><p>{popular}</p></aside></body></html>').encode()
+    auto = Engine(EngineConfig(profile="text")).scan_history("h", [cap(0, page(1)), cap(1, page(2))]).verdicts[1]
+    assert auto.change == "unchanged", auto.reason
+    whole = EngineConfig(profile="text", extract=ExtractConfig(main_content=False))
+    v = Engine(whole).scan_history("h", [cap(0, page(1)), cap(1, page(2))]).verdicts[1]
+    assert v.change == "drifted" and "in a row are gone" in v.reason
+
+
+def test_main_content_auto_is_the_text_profiles_alone() -> None:
+    auto = ExtractConfig()
+    assert auto.main_content == "auto"
+    assert auto.main_content_for("text") and not auto.main_content_for("collection")
+    assert not auto.main_content_for("doi")
+    assert ExtractConfig(main_content=True).main_content_for("collection")
+    assert not ExtractConfig(main_content=False).main_content_for("text")
 
 
 def test_typo_rules() -> None:

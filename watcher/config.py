@@ -59,10 +59,32 @@ class CanonicalConfig(_Frozen):
 class ExtractConfig(_Frozen):
     max_bytes: int = Field(default=8_000_000, ge=1)
     max_decompress_ratio: float = Field(default=200.0, gt=1.0)
-    main_content: bool = False
+    # Boilerplate removal before measuring: "auto" removes it for the text profile only (a citation
+    # points at the article, not at the menus and "most popular" lists that change around it), and
+    # keeps the whole page for the collection profile (measured to hurt there: README).
+    main_content: bool | Literal["auto"] = "auto"
     remove_banners: bool = True
     fallback_encoding: str = "windows-1252"
     pdf_max_pages: int = Field(default=200, ge=1)
+
+    def main_content_for(self, profile: str) -> bool:
+        """Whether ``profile``'s fingerprints are taken from the page's main content."""
+        return self.main_content if isinstance(self.main_content, bool) else profile == "text"
+
+    @field_validator("main_content", mode="before")
+    @classmethod
+    def _main_content(cls, v: object) -> object:
+        # One problem for one key: the union's two members would each report their own.
+        if isinstance(v, bool) or v == "auto":
+            return v
+        word = str(v).strip().lower()
+        if word in ("true", "yes", "on", "1"):
+            return True
+        if word in ("false", "no", "off", "0"):
+            return False
+        if word == "auto":
+            return "auto"
+        raise ValueError("expected auto (the text profile only), true or false")
 
     @field_validator("fallback_encoding")
     @classmethod

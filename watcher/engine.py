@@ -76,7 +76,8 @@ class Engine:
         """``capture``'s fingerprint for ``profile`` (the configured one by default): the scholarly
         record is read only where the profile compares it (``doi``)."""
         prof = profile or self.config.profile
-        return fingerprint(capture, self.config, record=prof == "doi", words_kept=prof == "text")
+        return fingerprint(capture, self.config, record=prof == "doi", words_kept=prof == "text",
+                           main_content=self.config.extract.main_content_for(prof))
 
     def compare(self, base: Fingerprint, cur: Fingerprint, seed_url: str = "", profile: str | None = None, *,
                 doi: str | None = None, expected_title: str | None = None

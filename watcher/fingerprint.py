@@ -198,13 +198,18 @@ def _redirect_of(doc: HtmlDoc, url: str, n_words: int) -> str | None:
     return None
 
 
-def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, words_kept: bool = False) -> Fingerprint:
+def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, words_kept: bool = False,
+                main_content: bool | None = None) -> Fingerprint:
     """Fingerprint ``capture``; never raises on bad content.
 
     ``record``: read the scholarly record (citation, Dublin Core, schema.org meta and the main
     text), which only the ``doi`` profile compares; it is a fifth of the cost of a fingerprint.
     ``words_kept``: keep the word sequence (as ``tokens.keep_tokens`` does), which the ``text``
-    profile aligns to tell a fixed typo from a reworded sentence."""
+    profile aligns to tell a fixed typo from a reworded sentence.
+    ``main_content``: remove boilerplate first (default: ``extract.main_content`` for the
+    configured profile, the text profile's when ``words_kept``)."""
+    if main_content is None:
+        main_content = cfg.extract.main_content_for("text" if words_kept else cfg.profile)
     content = capture.content or b""
     digest = capture.effective_digest or payload_digest(content)
     if capture.content is None:
@@ -247,7 +252,7 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, wor
         raw, _enc = decode(content, capture.content_type, cfg.extract.fallback_encoding,
                            host_of(capture.url).rpartition(".")[2])
         if kind == "html":
-            doc = read_html(raw, banners=cfg.extract.remove_banners, main_content=cfg.extract.main_content)
+            doc = read_html(raw, banners=cfg.extract.remove_banners, main_content=main_content)
         else:
             doc.text = normalise_ws(raw)
             doc.dois = find_dois(raw[:200_000])
@@ -321,7 +326,7 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, wor
         tokens=tuple(tokens) if keep_words else None,
         text=text if tok.keep_text else None,
         stemmed=tok.stemming,
-        boilerplate_removed=cfg.extract.main_content,
+        boilerplate_removed=main_content,
         error="truncated" if truncated else None,
         http_status=capture.status,
         features=frozenset(features),

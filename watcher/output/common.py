@@ -72,7 +72,7 @@ def measure_block(m: MeasureResult, cfg: Config) -> dict[str, Any]:
         "topic status": m.status,
         "stemmed": stemmed,
         "tokenized": tokenized,
-        "removed boilerplate": cfg.engine.extract.main_content,
+        "removed boilerplate": cfg.engine.extract.main_content_for(cfg.engine.profile),
         "threshold": m.threshold,
     }
 
