@@ -74,6 +74,29 @@ def test_text_profile_on_the_six_drift_cases(case: str, tmp_path: Path) -> None:
         assert out["reason"].startswith("text replaced")
 
 
+def _in_a_live_page(page: bytes, seed: int) -> bytes:
+    """``page``'s text inside a site's template whose "most popular" list and footer change with
+    every download, as a real article page's do."""
+    nav = '<nav><a href="/">Home</a> <a href="/news">News</a> <a href="/about">About the project</a></nav>'
+    side = f'<aside class="sidebar"><h2>Most popular</h2><p>{textgen.paragraph("cooking", 60, seed)}</p></aside>'
+    foot = f"<footer>Copyright {2010 + seed} The Riverside Rights Project.</footer>"
+    head, _, rest = page.decode().partition("<body>")
+    body, _, tail = rest.partition("</body>")
+    return f"{head}<body>{nav}<main>{body}</main>{side}{foot}</body>{tail}".encode()
+
+
+@pytest.mark.parametrize("case", list(EXPECTED))
+def test_the_six_drift_cases_inside_a_page_whose_lists_change(case: str, tmp_path: Path) -> None:
+    """The six cases hold on a page like a real one: the text profile reads the main content, so
+    a list of 60 words that changes between downloads is neither a paragraph gone (the identical,
+    typo and containment cases would read `drifted` on the whole page) nor hides one."""
+    a, b = text_pairs()[case]
+    (tmp_path / "a.html").write_bytes(_in_a_live_page(a, 1))
+    (tmp_path / "b.html").write_bytes(_in_a_live_page(b, 2))
+    out = compare_files(str(tmp_path / "a.html"), str(tmp_path / "b.html"), EngineConfig(), profile="text")
+    assert out["change"] in EXPECTED[case], (case, out["reason"])
+
+
 def _reworded(every: int, how: str) -> bytes:
     """BASE with one word in ``every`` mistyped (two letters swapped) or replaced by another word."""
     words = " ".join(BASE).split()
