@@ -72,6 +72,8 @@ def test_text_profile_on_the_six_drift_cases(case: str, tmp_path: Path) -> None:
     assert out["profile"] == "text"
     if case == "long":
         assert out["reason"].startswith("text replaced")
+    if case == "containment":
+        assert "text added around it" in out["reason"]
 
 
 def _in_a_live_page(page: bytes, seed: int) -> bytes:
@@ -149,6 +151,20 @@ def test_one_paragraph_replaced_in_a_long_text_drifts(at: int, tmp_path: Path) -
     assert batch.change == cmp["change"] == "drifted", batch.reason
     assert "words of the baseline in a row are gone" in batch.reason
     assert batch.measures["containment"].score is not None and batch.measures["containment"].score >= 0.9
+
+
+def test_words_changed_in_place_are_small_edits_not_text_added() -> None:
+    """20 of 300 words reworded in place: under the paragraph line and above the "minor" one,
+    with a resemblance below 0.90; the page did not grow, so the reason says "small edits" (it
+    said "text added around it")."""
+    words = textgen.paragraph("law", 300, 2).split()
+    words[100:120] = textgen.paragraph("space", 20, 4).rstrip(".").split()
+    base = textgen.html([textgen.paragraph("law", 300, 2)], "A report")
+    edited = textgen.html([" ".join(words)], "A report")
+    v = Engine(EngineConfig(profile="text")).scan_history("h", [cap(0, base), cap(1, edited)]).verdicts[1]
+    res = v.measures["resemblance"].score
+    assert v.change == "minor" and "small edits" in v.reason, v.reason
+    assert res is not None and res < 0.9
 
 
 def test_lists_that_change_around_an_unchanged_text_are_not_drift() -> None:

@@ -411,7 +411,9 @@ def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResul
             return Decision("on-topic", "minor", f"text kept ({fixed}containment {fmt(cont)} without them)", 0.1)
         return Decision("on-topic", "unchanged", f"same text (containment {fmt(cont)})", 0.0)
     if cont >= TEXT_MINOR:
-        extra = "text added around it" if (res is not None and res < TEXT_MINOR) else "small edits"
+        # Text added when the capture grew; a page that shrank or kept its length had words changed.
+        grown = res is not None and res < TEXT_MINOR and cur.word_count > base.word_count
+        extra = "text added around it" if grown else "small edits"
         return Decision("on-topic", "minor", f"text kept ({fixed}{extra}; containment {fmt(cont)})", 0.1)
     return Decision("on-topic", "drifted", f"text drifted: containment {fmt(cont)} < {fmt(TEXT_MINOR)} "
                     f"({fixed}part of the text was replaced or reworded)", 0.5)
