@@ -47,6 +47,21 @@ def test_record_of_each_layout(layout: str) -> None:
     assert not any("views" in s for s in rec.sources)
 
 
+@pytest.mark.parametrize("layout", sorted(name for name in dp.LAYOUTS if dp.FULL_TEXT[name]))
+def test_record_of_a_page_wrapped_in_one_form(layout: str) -> None:
+    """ASP.NET serves every page inside one ``<form>``: the record's paragraphs are the same as
+    the unwrapped page's (boilerplate removal dropped the whole page with the form before)."""
+    a = dp.article(3, full_text=True)
+    page = dp.LAYOUTS[layout](a, 0)
+    head, sep, rest = page.partition("<body")
+    open_end = rest.index(">") + 1
+    wrapped = (head + sep + rest[:open_end] + '<form method="post" action="./Article.aspx" id="aspnetForm">'
+               + rest[open_end:].replace("</body>", "</form></body>"))
+    plain, rec = extract_record(page), extract_record(wrapped)
+    assert plain is not None and rec is not None and len(plain.paragraphs) >= len(a.body)
+    assert rec.paragraphs == plain.paragraphs
+
+
 def test_record_vocabularies() -> None:
     a = dp.article(4)
     dc_only = dp.page(dp.dc_meta(a, upper=False), f"<main><h1>{dp.e(a.title)}</h1><p>{dp.e(a.abstract)}</p></main>",
