@@ -214,6 +214,15 @@ def test_main_content_keeps_the_frame_the_article_sits_in(frame: str) -> None:
     assert "About us" not in doc.text and "Copyright" not in doc.text
 
 
+def test_sidebar_widgets_stay_boilerplate() -> None:
+    recent = "Recent posts: a long list of other entries on this weblog and their dates"
+    page = (f"<html><body><p>{ARTICLE}</p>"
+            f'<div class="widget widget_recent_entries" id="recent-posts-2">{recent}</div>'
+            f'<div class="widget BlogArchive" id="BlogArchive1">Archive of the blog by month</div></body></html>')
+    text = read_html(page, main_content=True).text
+    assert ARTICLE in text and "Recent posts" not in text and "Archive of the blog" not in text
+
+
 def test_main_content_drops_a_comment_thread_longer_than_the_article() -> None:
     thread = "".join(f"<p>{textgen.paragraph('music', 60, i)}</p>" for i in range(6))
     page = (f"<html><body><h1>Annual report</h1><p>{ARTICLE}</p>"

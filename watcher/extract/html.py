@@ -48,8 +48,9 @@ _BOILERPLATE_ATTR = re.compile(
 # page's text (a long comment thread under a short article).
 _APPENDED = frozenset({"comment", "comments", "related", "share", "social", "cookie", "newsletter", "subscribe",
                        "breadcrumb"})
-# A widget that is the page's posts (Blogger's "widget Blog", WordPress's "widget-posts") is content.
-_CONTENT_ATTR = re.compile(r"(^|[\s_-])(blog|posts?|entry|entries|article|story|content|main)([\s_-]|$)", re.I)
+# Blogger's posts are a widget too ("widget Blog", id "Blog1"); its sidebar widgets are "widget HTML",
+# "widget BlogArchive", "widget Label" and the like, and WordPress's "widget_recent_entries": boilerplate.
+_BLOGGER_POSTS = re.compile(r"(^|\s)Blog(\s|$)")
 _INSCRIPTIS = ParserConfig(display_images=False, display_links=False)
 
 
@@ -174,8 +175,8 @@ def remove_boilerplate(root: lxml.html.HtmlElement) -> None:
         if not hit:
             continue
         word = hit.group(2).lower()
-        if word == "widget" and _CONTENT_ATTR.search(attrs):
-            continue  # the page's posts (Blogger's "widget Blog")
+        if word == "widget" and _BLOGGER_POSTS.search(el.get("class") or ""):
+            continue  # the page's posts
         if word in _APPENDED or not frame(el):
             _drop(el)
 
