@@ -14,7 +14,7 @@ import pytest
 
 from tests import textgen
 from watcher.compare import compare_files
-from watcher.config import BaselineConfig, EngineConfig, ExtractConfig
+from watcher.config import BaselineConfig, EngineConfig, ExtractConfig, TokenConfig
 from watcher.engine import Engine
 from watcher.model import Capture, payload_digest
 from watcher.profiles import title_subject
@@ -181,6 +181,32 @@ def test_lists_that_change_around_an_unchanged_text_are_not_drift() -> None:
     whole = EngineConfig(profile="text", extract=ExtractConfig(main_content=False))
     v = Engine(whole).scan_history("h", [cap(0, page(1)), cap(1, page(2))]).verdicts[1]
     assert v.change == "drifted" and "in a row are gone" in v.reason
+
+
+def test_a_baseline_read_another_way_is_re_taken_not_compared(tmp_path: Path) -> None:
+    """A store that holds text-profile baselines read from the whole page (the default before main
+    content) meets the new default: the next fit capture becomes the baseline ("baseline re-taken"),
+    where comparing the two readings had made the page drift; the capture after it is compared
+    as usual.  The same for a change of tokens.stemming."""
+    pages = [_in_a_live_page(textgen.html(LONG, "A report"), i) for i in (1, 2, 3)]  # the list changes
+    old = EngineConfig(profile="text", extract=ExtractConfig(main_content=False))
+    with SQLiteStore(tmp_path / "s.db") as store:
+        first = Watcher(Engine(old), store).process(cap(0, pages[0]))
+        w = Watcher(Engine(EngineConfig(profile="text")), store)
+        again, after = (w.process(cap(i, pages[i])) for i in (1, 2))
+    assert first.change == "baseline"
+    assert again.change == "baseline" and again.reason.startswith("baseline re-taken: the text is now read as main")
+    assert after.change == "unchanged" and after.baseline_time == again.capture_time
+    # what comparing the two readings said: the whole page's list is a paragraph gone
+    _, d = Engine(EngineConfig(profile="text")).compare(Engine(old).fingerprint(cap(0, pages[0])),
+                                                         Engine(EngineConfig(profile="text")).fingerprint(
+                                                             cap(1, pages[1])), URL)
+    assert d.change == "drifted"
+    stem = EngineConfig(tokens=TokenConfig(stemming=True))
+    with SQLiteStore(tmp_path / "t.db") as store:
+        Watcher(Engine(EngineConfig()), store).process(cap(0, pages[0]))
+        v = Watcher(Engine(stem), store).process(cap(1, pages[1]))
+    assert v.change == "baseline" and "stemmed terms" in v.reason
 
 
 def test_main_content_auto_is_the_text_profiles_alone() -> None:

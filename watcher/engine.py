@@ -26,7 +26,7 @@ from .config import DEFAULT_VOTING, DoiConfig, EngineConfig
 from .fingerprint import fingerprint
 from .model import Behaviour, Capture, Fingerprint, HistoryResult, MeasureResult, Verdict, ts14, utc
 from .profiles import seed_kind
-from .step import HistoryState, Reference, make_verdict, pinned_here, state_form, unfit_reason
+from .step import HistoryState, Reference, make_verdict, pinned_here, read_differently, state_form, unfit_reason
 from .verdict import Decision, decide, drift_score, extraction_failed, score_measures
 
 log = logging.getLogger(__name__)
@@ -121,6 +121,14 @@ class Engine:
         if ref is None or (pol.policy != "rolling" and state.pinned is None and state.baseline is not None
                            and t < state.baseline.capture_time):
             return self._first(history, state, cap, fp, prof, seed)
+        how = read_differently(ref.fingerprint, fp) if ref is state.baseline else None
+        if how is not None and unfit_reason(fp, pol.policy) is None:
+            # The stored baseline was read another way (extract.main_content, tokens.stemming changed):
+            # comparing the two would measure the change of reading, not of the page.
+            d = Decision("on-topic", "baseline", f"baseline re-taken: the text is now read as {how}, the "
+                         "stored baseline was not", 0.0)
+            new = Reference(t, cap.uri_m, self._state_form(fp, prof, seed))
+            return make_verdict(history, cap, fp, new, {}, d, prof, 0.0), HistoryState(new, state.pinned)
         results, d = self.compare(ref.fingerprint, fp, seed, prof, doi=cap.doi, expected_title=cap.expected_title)
         verdict = make_verdict(history, cap, fp, ref, dict(results), d, prof, drift_score(results, d))
         if (pol.policy == "rolling" and d.status == "on-topic" and unfit_reason(fp, pol.policy) is None

@@ -115,6 +115,19 @@ def unfit_reason(fp: Fingerprint, policy: str) -> str | None:
     return None
 
 
+def read_differently(base: Fingerprint, cur: Fingerprint) -> str | None:
+    """How the baseline was read otherwise than the capture (boilerplate removed or not, terms
+    stemmed or not), or None.  Two fingerprints read differently measure different texts: after a
+    configuration change (or an upgrade that changed a default) a stored baseline would make every
+    capture drift, so a fit capture takes its place instead (Engine.score_next)."""
+    if base.kind in ("html", "text", "pdf") and cur.kind in ("html", "text", "pdf"):
+        if base.boilerplate_removed != cur.boilerplate_removed:
+            return "main content" if cur.boilerplate_removed else "whole page"
+        if base.stemmed != cur.stemmed:
+            return "stemmed terms" if cur.stemmed else "unstemmed terms"
+    return None
+
+
 def make_verdict(history: str, cap: Capture, fp: Fingerprint, ref: Reference | None, results: dict[str, object],
                  d: Decision, profile: str, score: float) -> Verdict:
     from .model import MeasureResult, verdict_id
