@@ -202,6 +202,7 @@ ARTICLE = textgen.paragraph("law", 120, 1)
     '<form method="post" action="./default.aspx" id="aspnetForm">{}</form>',  # ASP.NET wraps every page
     '<div class="header-wrap">{}</div>',  # a template that names its page wrapper after its header
     '<div class="widget Blog" id="Blog1">{}</div>',  # Blogger's posts
+    '<div class="share-zone">{}<div class="share-buttons">Share on Facebook</div></div>',  # franceculture.fr
 ])
 def test_main_content_keeps_the_frame_the_article_sits_in(frame: str) -> None:
     """Boilerplate removal drops what is named as menus, headers and asides, but never the element
@@ -211,16 +212,26 @@ def test_main_content_keeps_the_frame_the_article_sits_in(frame: str) -> None:
             f"<h1>Annual report</h1><p>{ARTICLE}</p><div class=\"footer\">Copyright the commission</div>")
     doc = read_html(f"<html><body>{frame.format(body)}</body></html>", main_content=True)
     assert ARTICLE in doc.text
-    assert "About us" not in doc.text and "Copyright" not in doc.text
+    assert "About us" not in doc.text and "Copyright" not in doc.text and "Share on" not in doc.text
 
 
-def test_sidebar_widgets_stay_boilerplate() -> None:
-    recent = "Recent posts: a long list of other entries on this weblog and their dates"
-    page = (f"<html><body><p>{ARTICLE}</p>"
-            f'<div class="widget widget_recent_entries" id="recent-posts-2">{recent}</div>'
-            f'<div class="widget BlogArchive" id="BlogArchive1">Archive of the blog by month</div></body></html>')
+@pytest.mark.parametrize("block", [
+    '<div class="elementor-widget-wrap"><div class="elementor-widget-container">{}</div></div>',  # a page builder
+    '<section class="TestReport__Section TestReport__Section--Ads">{}</section>',  # BEM: "with ads in it"
+    '<section class="o-section o-section--has-ads">{}</section>',
+])
+def test_names_that_describe_a_content_block_do_not_drop_it(block: str) -> None:
+    """A page builder calls every block a widget (Elementor), and a modifier ("--Ads", "--has-ads")
+    says what is in a section, not that it is an ad: the article in them stays (German and fashion
+    sites of the trafilatura pages lost it).  The sidebar and its widgets still go."""
+    side = ('<div id="sidebar" class="widget-area"><div class="widget widget_recent_entries">Recent posts: '
+            'other entries on this weblog</div></div><div class="widget BlogArchive">Archive by month</div>')
+    # three such blocks, each under half of the page's text (chip.de has six sections "--Ads")
+    parts = [textgen.paragraph("law", 120, i) for i in range(3)]
+    blocks = "".join(block.format(f"<p>{x}</p>") for x in parts)
+    page = f"<html><body><h1>Annual report</h1>{blocks}{side}</body></html>"
     text = read_html(page, main_content=True).text
-    assert ARTICLE in text and "Recent posts" not in text and "Archive of the blog" not in text
+    assert all(x in text for x in parts) and "Recent posts" not in text and "Archive by month" not in text
 
 
 def test_main_content_drops_a_comment_thread_longer_than_the_article() -> None:

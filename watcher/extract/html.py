@@ -41,16 +41,17 @@ _INVISIBLE = ("script", "style", "noscript", "template", "svg", "head", "select"
 _BOILERPLATE_TAGS = ("nav", "header", "footer", "aside", "form", "menu")
 _BOILERPLATE_ATTR = re.compile(
     r"(^|[\s_-])(nav|navbar|navigation|menu|sidebar|side-bar|footer|header|breadcrumb|cookie|banner|"
-    r"advert|ads?|social|share|comments?|related|widget|subscribe|newsletter|masthead|skip)([\s_-]|$)",
+    r"advert|ads?|social|share|comments?|related|widget|subscribe|newsletter|masthead|skip)(?=[\s_-]|$)",
     re.I,
 )
-# Parts that follow or sit beside the content and never wrap it: dropped even when they hold most of the
-# page's text (a long comment thread under a short article).
-_APPENDED = frozenset({"comment", "comments", "related", "share", "social", "cookie", "newsletter", "subscribe",
-                       "breadcrumb"})
-# Blogger's posts are a widget too ("widget Blog", id "Blog1"); its sidebar widgets are "widget HTML",
-# "widget BlogArchive", "widget Label" and the like, and WordPress's "widget_recent_entries": boilerplate.
+# A word in a modifier describes the element, it does not name it: BEM's "Section--Ads",
+# "o-section--has-ads" (an article section with ads in it); and a page builder's blocks are all
+# "widgets" (Elementor's "elementor-widget-container"), as Blogger's posts are ("widget Blog").
+_MODIFIER = re.compile(r"(--|(?:^|[\s_-])(?:has|with|no)[-_]|elementor-)$", re.I)
 _BLOGGER_POSTS = re.compile(r"(^|\s)Blog(\s|$)")
+# A comment thread follows the content and never wraps it: dropped even when it holds most of the page's
+# text.  Other names ("share-zone", "related-wrap") that hold most of the text are wrappers.
+_APPENDED = frozenset({"comment", "comments"})
 _INSCRIPTIS = ParserConfig(display_images=False, display_links=False)
 
 
@@ -137,6 +138,17 @@ def remove_banners(root: lxml.html.HtmlElement, site_name: str) -> int:
     return removed
 
 
+def _boilerplate_name(attrs: str) -> str | None:
+    """The boilerplate word that names an element (its class, id or role), lower case; None when
+    no word does, or only modifiers carry one."""
+    for m in _BOILERPLATE_ATTR.finditer(attrs):
+        word = m.group(2).lower()
+        if _MODIFIER.search(attrs[:m.start(2)]) or (word == "widget" and _BLOGGER_POSTS.search(attrs)):
+            continue
+        return word
+    return None
+
+
 # An element holding more of the page's text than this is the page's frame, not boilerplate.
 BOILERPLATE_MAX_SHARE = 0.5
 
@@ -153,9 +165,8 @@ def remove_boilerplate(root: lxml.html.HtmlElement) -> None:
     around the content, and what holds most of the text is the frame the
     content sits in (ASP.NET wraps every page in one ``<form>``; templates
     name whole-page wrappers "header-wrap" or "page-ads"), whose removal left
-    no words on 60 of 402 gold pages and 72 of 432 newspaper pages.  Parts
-    that only follow the content (comments, related links, share bars) are
-    dropped whatever their size: a long thread never wraps the article.
+    no words on 60 of 402 gold pages and 72 of 432 newspaper pages.  A
+    comment thread is dropped whatever its size: it never wraps the article.
     """
     limit = BOILERPLATE_MAX_SHARE * len(root.text_content())
 
@@ -171,13 +182,8 @@ def remove_boilerplate(root: lxml.html.HtmlElement) -> None:
         attrs = " ".join(filter(None, (el.get("class"), el.get("id"), el.get("role"))))
         if el.tag in ("body", "main", "article") or len(attrs) > 200:
             continue
-        hit = _BOILERPLATE_ATTR.search(attrs)
-        if not hit:
-            continue
-        word = hit.group(2).lower()
-        if word == "widget" and _BLOGGER_POSTS.search(el.get("class") or ""):
-            continue  # the page's posts
-        if word in _APPENDED or not frame(el):
+        word = _boilerplate_name(attrs)
+        if word is not None and (word in _APPENDED or not frame(el)):
             _drop(el)
 
 
