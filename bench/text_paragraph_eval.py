@@ -25,7 +25,11 @@ sits among the lengths it could take.
 The text profile reads the page's main content by default (``extract.main_content: auto``);
 ``--whole-page`` measures it on the whole page, as it read before.
 
-usage: text_paragraph_eval.py [--pages TAR_OR_DIR] [--whole-page] [--seed N]
+``--flat DIR`` scores a folder of pages that have no versions (the trafilatura cache in
+``shared/data/pages``, German, English and French): each page with one article paragraph
+replaced by one of the next page's, the positives only.
+
+usage: text_paragraph_eval.py [--pages TAR_OR_DIR | --flat DIR] [--whole-page] [--seed N]
 """
 
 from __future__ import annotations
@@ -90,6 +94,8 @@ def main() -> int:
     ap.add_argument("--pages", type=Path, default=PAGES, help="newspaper-pages.tar.gz or its unpacked directory")
     ap.add_argument("--whole-page", action="store_true", help="keep the boilerplate (extract.main_content: false)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--flat", type=Path, metavar="DIR",
+                    help="pages without versions instead (the unpacked trafilatura cache): replaced paragraphs only")
     args = ap.parse_args()
     extract = ExtractConfig(main_content=False) if args.whole_page else ExtractConfig()
     engine = Engine(EngineConfig(profile="text", extract=extract))
@@ -104,8 +110,17 @@ def main() -> int:
 
     rng = random.Random(args.seed)
     rows: list[tuple[str, str, int]] = []
+    if args.flat is not None:
+        # Pages without versions (the trafilatura cache): each page with one article paragraph
+        # replaced by one of the next page's (in name order), positives only.
+        flat = sorted(args.flat.glob("*.htm*"))
+        for i, f in enumerate(flat):
+            page = f.read_bytes()
+            new = replaced(page, flat[(i + 1) % len(flat)].read_bytes(), rng)
+            if new is not None:
+                rows.append(("paragraph replaced", *score(page, new, f.stem)))
     with tempfile.TemporaryDirectory() as tmp:
-        html = _html_dir(_pages_dir(args.pages, Path(tmp)))
+        html = _html_dir(_pages_dir(args.pages, Path(tmp))) if args.flat is None else Path(tmp)
         for d in sorted(p for p in html.iterdir() if p.is_dir()):
             files = sorted(d.glob("*.html"))
             for a, b in itertools.pairwise(files):
