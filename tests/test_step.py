@@ -140,7 +140,7 @@ LONG = textgen.document(["river", "law", "music", "garden"] * 3, words=100)  # 1
 def test_one_paragraph_replaced_in_a_long_text_drifts(at: int, tmp_path: Path) -> None:
     """A replaced paragraph is drift whatever the page's length: one of twelve keeps containment
     above the 0.90 "minor" line (it read `minor` before), but 100 of the baseline's words in a row
-    are gone.  The same in batch and compare."""
+    are gone.  The same in batch, compare and the stream over the real store."""
     base = textgen.html(LONG, "A report")
     edited = textgen.html([*LONG[:at], textgen.paragraph("space", 100, 3), *LONG[at + 1:]], "A report")
     cfg = EngineConfig(profile="text")
@@ -148,7 +148,10 @@ def test_one_paragraph_replaced_in_a_long_text_drifts(at: int, tmp_path: Path) -
     (tmp_path / "b.html").write_bytes(edited)
     cmp = compare_files(str(tmp_path / "a.html"), str(tmp_path / "b.html"), cfg)
     batch = Engine(cfg).scan_history("h", [cap(0, base), cap(1, edited)]).verdicts[1]
-    assert batch.change == cmp["change"] == "drifted", batch.reason
+    with SQLiteStore(tmp_path / "s.db") as store:  # the stored baseline keeps its words
+        stream = [Watcher(Engine(cfg), store).process(c) for c in (cap(0, base), cap(1, edited))][1]
+    assert batch.change == cmp["change"] == stream.change == "drifted", batch.reason
+    assert stream.reason == batch.reason
     assert "words of the baseline in a row are gone" in batch.reason
     assert batch.measures["containment"].score is not None and batch.measures["containment"].score >= 0.9
 

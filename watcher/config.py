@@ -74,16 +74,10 @@ class ExtractConfig(_Frozen):
     @field_validator("main_content", mode="before")
     @classmethod
     def _main_content(cls, v: object) -> object:
-        # One problem for one key: the union's two members would each report their own.
+        # One problem for one key: the union's two members would each report their own.  (The
+        # environment's "true" arrives as a YAML scalar, already a bool.)
         if isinstance(v, bool) or v == "auto":
             return v
-        word = str(v).strip().lower()
-        if word in ("true", "yes", "on", "1"):
-            return True
-        if word in ("false", "no", "off", "0"):
-            return False
-        if word == "auto":
-            return "auto"
         raise ValueError("expected auto (the text profile only), true or false")
 
     @field_validator("fallback_encoding")

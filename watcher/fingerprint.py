@@ -111,14 +111,20 @@ def terms_of(tokens: Sequence[str], language: str | None, *, stop: bool, stem: b
     return out
 
 
-def shingle_hashes(tokens: Sequence[str], size: int) -> np.ndarray:
-    """64-bit hashes of the word ``size``-shingles (stable across processes)."""
+def shingle_sequence(tokens: Sequence[str], size: int) -> np.ndarray:
+    """64-bit hashes of the word ``size``-shingles in text order, repeats kept (stable across
+    processes); numbers are left out."""
     seq = [t for t in tokens if not _DIGITS.match(t)]
     if not seq:
         return np.zeros(0, dtype=np.uint64)
     n = max(1, len(seq) - size + 1)
     grams = (" ".join(seq[i:i + size]).encode("utf-8", "surrogatepass") for i in range(n))
-    return np.unique(np.fromiter((xxhash.xxh3_64_intdigest(g) for g in grams), dtype=np.uint64, count=n))
+    return np.fromiter((xxhash.xxh3_64_intdigest(g) for g in grams), dtype=np.uint64, count=n)
+
+
+def shingle_hashes(tokens: Sequence[str], size: int) -> np.ndarray:
+    """The distinct shingle hashes, sorted: the set the sketches and containment read."""
+    return np.unique(shingle_sequence(tokens, size))
 
 
 def minhash_of(hashes: np.ndarray, num_perm: int) -> bytes:
@@ -207,9 +213,9 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, wor
     ``words_kept``: keep the word sequence (as ``tokens.keep_tokens`` does), which the ``text``
     profile aligns to tell a fixed typo from a reworded sentence.
     ``main_content``: remove boilerplate first (default: ``extract.main_content`` for the
-    configured profile, the text profile's when ``words_kept``)."""
+    configured profile; Engine.fingerprint passes the scored profile's)."""
     if main_content is None:
-        main_content = cfg.extract.main_content_for("text" if words_kept else cfg.profile)
+        main_content = cfg.extract.main_content_for(cfg.profile)
     content = capture.content or b""
     digest = capture.effective_digest or payload_digest(content)
     if capture.content is None:

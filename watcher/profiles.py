@@ -61,7 +61,6 @@ TEXT_REPLACED_COSINE = 0.30
 # is drift whatever the page's length; the containment line alone is a share, and a paragraph under a
 # tenth of a long page stayed "minor" (bench/text_paragraph_eval.py).
 TEXT_RUN_WORDS = 25
-_NUMBER = re.compile(r"^[\d\W_]+$")  # tokens the shingles leave out (fingerprint.shingle_hashes)
 
 _INDEX_PAGE = re.compile(r"^(index|default|home|main|start|portal|welcome)(\.[a-z0-9]{2,5})?$", re.I)
 _LANG_SEGMENT = re.compile(r"^[a-z]{2}(?:[-_][a-z]{2,4})?$", re.I)
@@ -333,19 +332,20 @@ def _is_typo(a: str, b: str) -> bool:
 
 def lost_run(base: Sequence[str], cur: Sequence[str], shingle_size: int) -> int:
     """The longest run of the baseline's words whose shingles are all gone from the capture, in
-    words (L replaced words take L + size - 1 consecutive shingles with them).  Numbers are left
-    out, as the shingles leave them out (a changed date or count is no lost paragraph)."""
+    words (L replaced words take L + size - 1 consecutive shingles with them).  The shingles are
+    the fingerprint's, so numbers are left out (a changed date or count is no lost paragraph)."""
+    import numpy as np
+
+    from .fingerprint import shingle_hashes, shingle_sequence
+
     k = max(1, shingle_size)
-
-    def grams(words: Sequence[str]) -> list[str]:
-        seq = [w for w in words if not _NUMBER.match(w)]
-        return [" ".join(seq[i:i + k]) for i in range(max(1, len(seq) - k + 1))] if seq else []
-
-    have = set(grams(cur))
-    run = best = 0
-    for g in grams(base):
-        run = run + 1 if g not in have else 0
-        best = max(best, run)
+    seq = shingle_sequence(base, k)
+    if not len(seq):
+        return 0
+    gone = ~np.isin(seq, shingle_hashes(cur, k), assume_unique=False)
+    # the longest run of True: positions of the run breaks, then the largest gap between them
+    breaks = np.flatnonzero(np.concatenate(([True], ~gone, [True])))
+    best = int(np.diff(breaks).max()) - 1
     return max(1, best - k + 1) if best else 0
 
 
@@ -402,8 +402,10 @@ def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResul
             why += f", cosine {fmt(cos)}"
         return Decision("off-topic", "off-topic", "; ".join([why, *m_reasons]), 0.9, ("replaced",))
     fixed = f"{typos} word{'s differ' if typos > 1 else ' differs'} by a typo, " if typos else ""
-    run = lost_run(base.tokens, cur.tokens, cfg.tokens.shingle_size) if base.tokens and cur.tokens else 0
-    if run >= TEXT_RUN_WORDS and cont >= TEXT_MINOR:
+    # A paragraph gone matters only where the containment line would call the text kept.
+    run = lost_run(base.tokens, cur.tokens, cfg.tokens.shingle_size) \
+        if cont >= TEXT_MINOR and base.tokens and cur.tokens else 0
+    if run >= TEXT_RUN_WORDS:
         return Decision("on-topic", "drifted", f"text drifted: {run} words of the baseline in a row are gone "
                         f"({fixed}a paragraph replaced or cut; containment {fmt(cont)})", 0.5)
     if cont >= TEXT_UNCHANGED and (res is None or res >= TEXT_UNCHANGED):
