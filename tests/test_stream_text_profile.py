@@ -1,4 +1,4 @@
-"""The `text` profile through the broker: the six drift cases and the typo densities, as a stream.
+"""The `text` profile through the broker: the six drift cases, the typo densities and one word reworded.
 
 The `text` profile's baseline keeps its word sequence (to tell a typo from another word), so its
 verdicts depend on what the store keeps and on which capture is the baseline when they arrive out
@@ -16,7 +16,7 @@ import pytest
 
 from tests.fixtures.kafka import KafkaNames
 from tests.fixtures.streamcheck import stream_equals_batch
-from tests.test_step import EXPECTED, _reworded, text_pairs
+from tests.test_step import EXPECTED, _one_word, _reworded, text_pairs
 from watcher.broker import EmbeddedBroker
 from watcher.config import Config
 from watcher.scan import score_histories
@@ -38,6 +38,8 @@ def _histories() -> tuple[list[tuple[str, str, bytes]], list[bool], dict[str, se
         cases[f"other-1-in-{every}"] = (base, _reworded(every, "other"))
         want[f"typo-1-in-{every}"] = {"minor"}
         want[f"other-1-in-{every}"] = {"drifted"}
+    cases["one-word-in-1000"] = (cases["identical"][0], _one_word(500))  # over the 0.98 "unchanged" line
+    want["one-word-in-1000"] = {"drifted"}
     caps: list[tuple[str, str, bytes]] = []
     labels: list[bool] = []
     for name, (base, changed) in cases.items():

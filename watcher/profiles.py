@@ -28,10 +28,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from . import measures as ms
 from .config import EngineConfig
+from .lang import stop_words
 from .model import Fingerprint, MeasureResult
 from .verdict import Decision, fmt, fmt_vs, policy_flags, scored
 
@@ -349,33 +351,74 @@ def lost_run(base: Sequence[str], cur: Sequence[str], shingle_size: int) -> int:
     return max(1, best - k + 1) if best else 0
 
 
-def typos_forgiven(base: Sequence[str], cur: Sequence[str], shingle_size: int) -> tuple[int, float, float]:
+class Aligned(NamedTuple):
+    """What aligning the two word sequences found (:func:`typos_forgiven`)."""
+
+    typos: int
+    containment: float  # exact, after putting the baseline's words back where a typo replaced them
+    resemblance: float
+    reworded: tuple[tuple[str, str], ...]  # (baseline's word, capture's word): one word for another
+
+
+def _reworded(base: Sequence[str], cur: Sequence[str], i: int, j: int, base_set: set[str],
+              cur_set: set[str], stops: frozenset[str]) -> bool:
+    """One word replaced by another in place, and neither a typo nor a count nor a move.
+
+    A typo is an edit inside the word (two edits or fewer: a synonym is another word).  Function
+    words ("a" -> "the") carry no wording of their own.  Words with digits, and the word after a
+    number ("3 hours" -> "1 day", "2 comments"), change with the count and say nothing of the
+    wording.  A word the capture still has elsewhere, replaced by one the baseline already had
+    elsewhere, is a list that rotated, not a sentence reworded."""
+    from rapidfuzz.distance import OSA
+
+    a, b = base[i], cur[j]
+    if a in stops or b in stops or any(ch.isdigit() for ch in a + b) or OSA.distance(a, b) <= 2:
+        return False
+    if (i and base[i - 1].isdigit()) or (j and cur[j - 1].isdigit()):
+        return False
+    return not (b in base_set and a in cur_set)
+
+
+def typos_forgiven(base: Sequence[str], cur: Sequence[str], shingle_size: int,
+                   stops: frozenset[str] = frozenset()) -> Aligned:
     """Align the two word sequences and put back the baseline's word where
     the capture has a typo of it (or the baseline had the typo and the
     capture fixed it); the count of such words, then the exact containment
-    and resemblance of the word shingles after that.  Why: shingles count a
-    fixed typo like a replaced word (one word touches ``shingle_size``
-    shingles), so typos and rewording of the same density look alike; a
-    typo is an edit inside a word, rewording puts another word."""
+    and resemblance of the word shingles after that, and the words replaced
+    one for one by another word.  Why: shingles count a fixed typo like a
+    replaced word (one word touches ``shingle_size`` shingles), so typos and
+    rewording of the same density look alike; a typo is an edit inside a
+    word, rewording puts another word.  One synonym in a long text moves the
+    shingles by less than the lines do, yet the sentence no longer says what
+    was cited: the text profile reads it from ``reworded``."""
     from rapidfuzz.distance import Levenshtein
 
     from .fingerprint import shingle_hashes
 
     fixed = list(cur)
     typos = 0
+    reworded: list[tuple[str, str]] = []
+    base_set: set[str] | None = None
+    cur_set: set[str] = set()
     for op in Levenshtein.opcodes(base, cur):
         if op.tag != "replace" or op.src_end - op.src_start != op.dest_end - op.dest_start:
             continue
+        single = op.src_end - op.src_start == 1
         for i, j in zip(range(op.src_start, op.src_end), range(op.dest_start, op.dest_end), strict=True):
             if _is_typo(base[i], cur[j]):
                 fixed[j] = base[i]
                 typos += 1
+            elif single:
+                if base_set is None:
+                    base_set, cur_set = set(base), set(cur)
+                if _reworded(base, cur, i, j, base_set, cur_set, stops):
+                    reworded.append((base[i], cur[j]))
     bs = set(shingle_hashes(base, shingle_size).tolist())
     cs = set(shingle_hashes(fixed, shingle_size).tolist())
     if not bs:
-        return typos, 1.0 if not cs else 0.0, 1.0 if not cs else 0.0
+        return Aligned(typos, 1.0 if not cs else 0.0, 1.0 if not cs else 0.0, tuple(reworded))
     inter = len(bs & cs)
-    return typos, inter / len(bs), inter / len(bs | cs)
+    return Aligned(typos, inter / len(bs), inter / len(bs | cs), tuple(reworded))
 
 
 def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResult], cfg: EngineConfig,
@@ -385,12 +428,18 @@ def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResul
     res = _sim(results, "resemblance", base, cur)
     cos = _sim(results, "cosine", base, cur)
     typos = 0
-    if base.tokens and cur.tokens and cont is not None and cont < TEXT_UNCHANGED \
+    reworded: tuple[tuple[str, str], ...] = ()
+    exact = 1.0  # the exact containment, set where the words are aligned (the only place rewording is found)
+    if base.tokens and cur.tokens and cont is not None and base.tokens != cur.tokens \
             and max(len(base.tokens), len(cur.tokens)) <= ALIGN_MAX_WORDS:
-        # Both word sequences are here (the profile keeps them): a fixed typo is not rewording.
-        n, t_cont, t_res = typos_forgiven(base.tokens, cur.tokens, cfg.tokens.shingle_size)
-        if n:
-            typos, cont, res = n, t_cont, t_res
+        # Both word sequences are here (the profile keeps them): a fixed typo is not rewording, and
+        # a word replaced by another is, however long the text around it.
+        stops = stop_words(base.language, cfg.tokens.stop_words_max) | stop_words(cur.language,
+                                                                                cfg.tokens.stop_words_max)
+        aligned = typos_forgiven(base.tokens, cur.tokens, cfg.tokens.shingle_size, stops)
+        reworded, exact = aligned.reworded, aligned.containment
+        if aligned.typos and cont < TEXT_UNCHANGED:
+            typos, cont, res = aligned.typos, aligned.containment, aligned.resemblance
     off_policy, m_reasons = _measure_reasons(results, cfg)
     if off_policy:
         return Decision("off-topic", "off-topic", "text gone: " + "; ".join(m_reasons), 0.9, ("replaced",))
@@ -408,13 +457,19 @@ def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResul
     if run >= TEXT_RUN_WORDS:
         return Decision("on-topic", "drifted", f"text drifted: {run} words of the baseline in a row are gone "
                         f"({fixed}a paragraph replaced or cut; containment {fmt(cont)})", 0.5)
+    if reworded and cont >= TEXT_MINOR:
+        shown = ", ".join(f"'{a}' -> '{b}'" for a, b in reworded[:3]) + (", ..." if len(reworded) > 3 else "")
+        n = len(reworded)
+        what = "1 word replaced by another" if n == 1 else f"{n} words replaced by others"
+        return Decision("on-topic", "drifted", f"text reworded: {shown} ({fixed}{what} in place; "
+                        f"containment {fmt(exact)})", 0.5)
     if cont >= TEXT_UNCHANGED and (res is None or res >= TEXT_UNCHANGED):
         if typos:
             return Decision("on-topic", "minor", f"text kept ({fixed}containment {fmt(cont)} without them)", 0.1)
         return Decision("on-topic", "unchanged", f"same text (containment {fmt(cont)})", 0.0)
     if cont >= TEXT_MINOR:
         # Text added when the capture grew; a page that shrank or kept its length had words changed.
-        grown = res is not None and res < TEXT_MINOR and cur.word_count > base.word_count
+        grown = cur.word_count > base.word_count and (cont >= TEXT_UNCHANGED or (res is not None and res < TEXT_MINOR))
         extra = "text added around it" if grown else "small edits"
         return Decision("on-topic", "minor", f"text kept ({fixed}{extra}; containment {fmt(cont)})", 0.1)
     return Decision("on-topic", "drifted", f"text drifted: containment {fmt(cont)} < {fmt(TEXT_MINOR)} "
