@@ -12,6 +12,9 @@ downloads too.  Two kinds of pairs, each scored through the one scoring step
 - **re-downloads**: each fixture folder's consecutive versions, as stored (no
   label: most are the same article with the page around it changed; some are
   the site's error page, which the text profile calls off topic);
+- **re-download, one word replaced**: the same pairs with one word of an article paragraph
+  of the newer version replaced by a word of the site's other article that the page does not
+  have, the shape of a synonym: must be ``drifted``, whatever else the page changed;
 - **paragraph replaced**: the newest version of ``<site>1`` with one article
   paragraph (a ``<p>`` of 25 words or more among the siblings of the page's
   largest run of paragraphs) replaced by one of ``<site>2``'s, chosen with a
@@ -38,9 +41,11 @@ import argparse
 import collections
 import itertools
 import random
+import re
 import sys
 import tarfile
 import tempfile
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -68,20 +73,79 @@ def _html_dir(pages: Path) -> Path:
 
 def replaced(page: bytes, other: bytes, rng: random.Random) -> bytes | None:
     """``page`` with one article paragraph replaced by one of ``other``'s (None: no such paragraph)."""
-    try:
-        ra, ro = lxml.html.fromstring(page), lxml.html.fromstring(other)
+    from watcher.extract.decode import decode
+
+    try:  # parsed as driftline reads the pages, written back in ASCII (character references), so
+        # the page reads the same whatever charset it declares: only the paragraph changes
+        ra, ro = (lxml.html.fromstring(decode(x, "text/html")[0]) for x in (page, other))
     except (ValueError, lxml.etree.ParserError):
         return None
-    body = collections.Counter(p.getparent() for p in ra.iter("p")).most_common(1)
-    mine = [p for p in ra.iter("p") if body and p.getparent() is body[0][0] and len(p.text_content().split()) >= 25]
+    mine = _article_paragraphs(ra)
     theirs = [p for p in ro.iter("p") if len(p.text_content().split()) >= 25]
     if len(mine) < 2 or not theirs:
         return None
     target = rng.choice(mine)
     parent = target.getparent()
     assert parent is not None
-    parent.replace(target, lxml.html.fromstring(lxml.html.tostring(rng.choice(theirs))))
-    return bytes(lxml.html.tostring(ra, encoding="utf-8"))
+    parent.replace(target, lxml.html.fromstring(lxml.html.tostring(rng.choice(theirs), encoding="unicode")))
+    return bytes(lxml.html.tostring(ra, encoding="us-ascii"))
+
+
+def _article_paragraphs(root: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
+    """The ``<p>`` of 25 words or more among the siblings of the page's largest run of paragraphs."""
+    body = collections.Counter(p.getparent() for p in root.iter("p")).most_common(1)
+    return [p for p in root.iter("p") if body and p.getparent() is body[0][0] and len(p.text_content().split()) >= 25]
+
+
+def one_word(page: bytes, other: bytes, rng: random.Random) -> bytes | None:
+    """``page`` with one word of an article paragraph (six letters or more) replaced by a word of
+    ``other``'s that ``page`` does not have: the shape of a synonym, one word for another in place
+    (None: no such word).  The bytes are edited in place (a word found once in the page), so the
+    page keeps its encoding and markup."""
+    from watcher.text import tokens
+
+    try:
+        ra, ro = lxml.html.fromstring(page), lxml.html.fromstring(other)
+    except (ValueError, lxml.etree.ParserError):
+        return None
+    have = set(tokens(ra.text_content()))
+    new = sorted({w for w in tokens(ro.text_content()) if w.isascii() and w.isalpha() and len(w) >= 6} - have)
+    words = sorted({w for p in _article_paragraphs(ra) for w in re.findall(r"\b[A-Za-z]{6,}\b", p.text or "")
+                    if len(re.findall(rb"\b" + w.encode() + rb"\b", page)) == 1})
+    if not words or not new:
+        return None
+    word = rng.choice(words).encode()
+    return re.sub(rb"\b" + word + rb"\b", rng.choice(new).encode(), page, count=1)
+
+
+def pairs(pages: Path, seed: int, flat: bool = False) -> Iterator[tuple[str, str, bytes, bytes]]:
+    """(kind, fixture name, baseline, capture) of every pair measured: each re-download followed by
+    the same pair with one word replaced (where a word is found), then each site's paragraph
+    replaced.  ``flat``: ``pages`` is a folder of pages without versions (the trafilatura cache),
+    each with one article paragraph replaced by one of the next page's (in name order)."""
+    rng = random.Random(seed)
+    word_rng = random.Random(seed + 1000)  # its own, so the paragraphs chosen stay those of earlier runs
+    if flat:
+        files = sorted(pages.glob("*.htm*"))
+        for i, f in enumerate(files):
+            page = f.read_bytes()
+            new = replaced(page, files[(i + 1) % len(files)].read_bytes(), rng)
+            if new is not None:
+                yield "paragraph replaced", f.stem, page, new
+        return
+    for d in sorted(p for p in pages.iterdir() if p.is_dir()):
+        files = sorted(d.glob("*.html"))
+        other = d.with_name(d.name[:-1] + {"1": "2", "2": "1"}.get(d.name[-1], "-"))
+        donor = sorted(other.glob("*.html"))[-1].read_bytes() if other.is_dir() else None
+        for a, b in itertools.pairwise(files):
+            yield "re-download", d.name, a.read_bytes(), b.read_bytes()
+            swapped = one_word(b.read_bytes(), donor, word_rng) if donor is not None else None
+            if swapped is not None:
+                yield "re-download, one word replaced", d.name, a.read_bytes(), swapped
+        if d.name.endswith("1") and donor is not None:
+            new = replaced(files[-1].read_bytes(), donor, rng)
+            if new is not None:
+                yield "paragraph replaced", d.name, files[-1].read_bytes(), new
 
 
 def main() -> int:
@@ -108,36 +172,30 @@ def main() -> int:
         fa, fb = (engine.fingerprint(c) for c in caps)
         return change, lost_run(fa.tokens or (), fb.tokens or (), engine.config.tokens.shingle_size)
 
-    rng = random.Random(args.seed)
     rows: list[tuple[str, str, int]] = []
-    if args.flat is not None:
-        # Pages without versions (the trafilatura cache): each page with one article paragraph
-        # replaced by one of the next page's (in name order), positives only.
-        flat = sorted(args.flat.glob("*.htm*"))
-        for i, f in enumerate(flat):
-            page = f.read_bytes()
-            new = replaced(page, flat[(i + 1) % len(flat)].read_bytes(), rng)
-            if new is not None:
-                rows.append(("paragraph replaced", *score(page, new, f.stem)))
+    word_pairs: list[tuple[str, str]] = []  # (the re-download's change, the same with one word replaced)
     with tempfile.TemporaryDirectory() as tmp:
-        html = _html_dir(_pages_dir(args.pages, Path(tmp))) if args.flat is None else Path(tmp)
-        for d in sorted(p for p in html.iterdir() if p.is_dir()):
-            files = sorted(d.glob("*.html"))
-            for a, b in itertools.pairwise(files):
-                rows.append(("re-download", *score(a.read_bytes(), b.read_bytes(), d.name)))
-            sibling = d.with_name(d.name[:-1] + "2")
-            if d.name.endswith("1") and sibling.is_dir():
-                page = files[-1].read_bytes()
-                new = replaced(page, sorted(sibling.glob("*.html"))[-1].read_bytes(), rng)
-                if new is not None:
-                    rows.append(("paragraph replaced", *score(page, new, d.name)))
+        source = pairs(args.flat, args.seed, flat=True) if args.flat is not None \
+            else pairs(_html_dir(_pages_dir(args.pages, Path(tmp))), args.seed)
+        plain = ""
+        for kind, name, a, b in source:
+            change, run = score(a, b, name)
+            rows.append((kind, change, run))
+            if kind == "re-download":
+                plain = change
+            elif kind == "re-download, one word replaced":
+                word_pairs.append((plain, change))
     print(f"text profile, {'whole page' if args.whole_page else 'main content (the default)'}, seed {args.seed}\n")
     print("| pairs | n | unchanged | minor | drifted | off-topic | other |\n|---|--:|--:|--:|--:|--:|--:|")
-    for kind in ("re-download", "paragraph replaced"):
+    for kind in ("re-download", "re-download, one word replaced", "paragraph replaced"):
         c = collections.Counter(ch for k, ch, _ in rows if k == kind)
         n = sum(c.values())
         main = [c[x] for x in ("unchanged", "minor", "drifted", "off-topic")]
         print(f"| {kind} | {n} | " + " | ".join(map(str, main)) + f" | {n - sum(main)} |")
+    kept = [w for p, w in word_pairs if p in ("unchanged", "minor")]
+    print(f"\nOne word replaced in a re-download the profile judged unchanged or minor: "
+          f"{sum(w == 'drifted' for w in kept)} of {len(kept)} drifted "
+          f"({', '.join(f'{k} {v}' for k, v in sorted(collections.Counter(kept).items()))})")
     pos = [r for k, ch, r in rows if k == "paragraph replaced"]
     neg = [r for k, ch, r in rows if k == "re-download" and ch in ("unchanged", "minor", "drifted")]
     print(f"\nPairs with a run of N or more of the baseline's words gone (the text profile's line: N = "

@@ -247,16 +247,19 @@ def test_what_counts_as_a_word_reworded() -> None:
     minor, none has a word so replaced: bench/text_paragraph_eval.py)."""
     from watcher.profiles import typos_forgiven
 
-    base = "the council approved the new budget for the city library three weeks ago".split()
-    syn = "the council accepted the new budget for the city library three weeks ago".split()
+    def w(text: str) -> list[str]:
+        return text.split()
+
+    base = w("the council approved the new budget for the city library three weeks ago")
+    syn = w("the council accepted the new budget for the city library three weeks ago")
     assert typos_forgiven(base, syn, 4).reworded == (("approved", "accepted"),)
     stops = frozenset({"the", "a", "for"})
     assert typos_forgiven(base, [*base[:3], "a", *base[4:]], 4, stops).reworded == ()  # the -> a
     assert typos_forgiven(base, [*base[:4], "nwe", *base[5:]], 4).reworded == ()  # a typo of a short word
-    counted = "updated 3 hours ago by the desk".split()
-    assert typos_forgiven(counted, "updated 1 day ago by the desk".split(), 4).reworded == ()
-    rotated = "most read salt mill pepper mill oak board".split()
-    assert typos_forgiven(rotated, "most read pepper mill salt mill oak board".split(), 4).reworded == ()
+    counted = w("updated 3 hours ago by the desk")
+    assert typos_forgiven(counted, w("updated 1 day ago by the desk"), 4).reworded == ()
+    rotated = w("most read salt mill pepper mill oak board")
+    assert typos_forgiven(rotated, w("most read pepper mill salt mill oak board"), 4).reworded == ()
 
 
 @pytest.mark.parametrize("where", [0, 600, 1199])
