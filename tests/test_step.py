@@ -239,6 +239,25 @@ def test_typo_rules() -> None:
     assert typos_forgiven(base, base, 4) == (0, 1.0, 1.0, ())
     aligned = typos_forgiven(["he", "jumps", "over", "it"], ["he", "jumped", "over", "it"], 4)
     assert aligned.typos == 0 and aligned.reworded == ()  # two edits in a short word: another form, no synonym
+    short = ["we", "read", "the", "report", "and", "the", "letter"]
+    assert typos_forgiven(short, ["we", "read", "teh", "report", "adn", "the", "letter"], 4).typos == 2
+    assert typos_forgiven(short, ["we", "read", "the", "report", "and", "th", "letter"], 4).typos == 1
+    assert typos_forgiven(short, ["he", "read", "the", "report", "and", "the", "letter"], 4).typos == 0  # we -> he
+    # a character pair of a script without spaces: one character changed is another word
+    assert typos_forgiven(["東京", "京都", "都市"], ["東京", "京阪", "阪市"], 1).typos == 0
+
+
+def test_typos_in_short_words_of_a_short_text_are_minor(tmp_path: Path) -> None:
+    """A 34-word paragraph with "the" and "and" mistyped: each breaks five shingles, so containment
+    alone read 0.74, `drifted` (three-letter words were never typos)."""
+    text = ("The committee met on Tuesday to review the annual budget for the city library system and "
+            "members discussed the rising cost of digital subscriptions and the need to expand opening "
+            "hours in the northern branches")
+    (tmp_path / "a.html").write_bytes(textgen.html([text], "A report"))
+    typo = text.replace(" the ", " teh ", 1).replace(" and ", " adn ", 1)
+    (tmp_path / "b.html").write_bytes(textgen.html([typo], "A report"))
+    out = compare_files(str(tmp_path / "a.html"), str(tmp_path / "b.html"), EngineConfig(), profile="text")
+    assert out["change"] == "minor" and "2 words differ by a typo" in out["reason"], out["reason"]
 
 
 def test_what_counts_as_a_word_reworded() -> None:
@@ -288,6 +307,27 @@ def test_one_word_replaced_by_a_synonym_in_a_long_text_drifts(where: int, tmp_pa
             assert batch.reason.startswith(f"text reworded: '{w.lower()}' -> 'unexpectedly'"), batch.reason
             cont = batch.measures["containment"].score
             assert cont is not None and cont >= 0.98  # the shingles alone call it unchanged
+
+
+def test_another_article_of_the_site_is_replaced_text_whatever_the_shared_words() -> None:
+    """Most of the text gone (containment < 0.20) under a title that names another subject is
+    another text, however many of the site's words it shares (the cosine kept such pairs
+    `drifted`: 4 of the newspaper pages' 75 pairs of two articles).  Under the same subject line
+    the same words in other sentences are a rewrite, `drifted`, and the reason says so (it said
+    "part of the text was replaced")."""
+    def page(seed: int, title: str) -> bytes:
+        return textgen.html(textgen.document(["law", "river"], words=200, seed=seed), f"{title} | Riverside News")
+    url = "http://www.riverside-news.org/2012/03/court-rules.html"
+    engine = Engine(EngineConfig(profile="text"))
+    base = page(1, "Court rules on river rights")
+    other = engine.scan_history("h", [cap(0, base, url=url), cap(1, page(5, "Parliament debates the city budget"),
+                                                                   url=url)]).verdicts[1]
+    assert other.change == "off-topic" and "another subject (title words kept" in other.reason, other.reason
+    cos = other.measures["cosine"].score
+    assert cos is not None and cos >= 0.3  # the cosine alone would have kept it
+    same = engine.scan_history("h", [cap(0, base, url=url), cap(1, page(5, "Court rules on river rights"),
+                                                                  url=url)]).verdicts[1]
+    assert same.change == "drifted" and same.reason.startswith("text rewritten: containment 0 < 0.20"), same.reason
 
 
 def test_text_added_below_an_unchanged_text_says_so() -> None:
