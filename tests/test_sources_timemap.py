@@ -46,6 +46,13 @@ class Archive:
             return web.Response(status=404, text="no such TimeMap")
         return web.Response(text=text, content_type="application/link-format")
 
+    async def pywb_timemap(self, request: web.Request) -> web.StreamResponse:
+        """pywb's ``<coll>/timemap/json/<url>``: one CDX object per line."""
+        text = self.timemaps.get("pywb:" + request.match_info["rest"])
+        if text is None:
+            return web.Response(status=404, text="no such TimeMap")
+        return web.Response(text=text, content_type="application/x-ndjson")
+
     async def memento(self, request: web.Request) -> web.StreamResponse:
         ts, rest = request.match_info["ts"], request.match_info["rest"]
         self.requests.append(request.path_qs)
@@ -71,6 +78,7 @@ async def archive(port: int) -> AsyncIterator[Archive]:
     arc = Archive()
     arc.base = f"http://127.0.0.1:{port}"
     app = web.Application()
+    app.router.add_get("/web/timemap/json/{rest:.*}", arc.pywb_timemap)  # before the mementos' route
     app.router.add_get("/web/{ts}/{rest:.*}", arc.memento)
     app.router.add_get("/timemap/{name}", arc.timemap)
     app.router.add_get("/memento/{ts}/{rest:.*}", arc.memento)
@@ -279,3 +287,53 @@ async def test_timemap_and_warc_of_one_seed_form_one_history(archive: Archive, t
     assert [c.timestamp.month for c in caps] == [1, 2, 3]  # merged in time order; March once, not twice
     assert [c.source for c in caps] == ["timemap", "warc", "timemap"]
     assert uri_t["example,site)/"] == f"{b}/timemap/t1"
+
+
+def _iso(stamp: str) -> str:
+    return datetime.strptime(stamp, "%Y%m%d%H%M%S").strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+async def test_json_timemaps_the_aggregators_and_pywbs(archive: Archive, tmp_path: Path) -> None:
+    """The JSON TimeMaps archives serve are read as link-format ones are: the Memento aggregator's
+    and MemGator's object (ISO datetimes, paged through ``pages``), and pywb's ``timemap/json``
+    lines, whose memento URIs come from the TimeMap's own address."""
+    import json
+
+    b = archive.base
+    stamps = ["20200101000000", "20200201000000", "20200301000000"]
+    archive.pages = {f"{s}/{ORIG}": archive.html(f"<p>capture {s[:6]}</p>") for s in stamps}
+
+    def memgator(name: str, own: list[str], pages: dict[str, str]) -> str:
+        return json.dumps({"original_uri": ORIG, "self": f"{b}/timemap/{name}",
+                           "mementos": {"list": [{"datetime": _iso(s), "uri": f"{b}/web/{s}/{ORIG}"} for s in own],
+                                        "first": {"datetime": _iso(own[0]), "uri": f"{b}/web/{own[0]}/{ORIG}"}},
+                           "timemap_uri": {"json_format": f"{b}/timemap/{name}"}, "pages": pages}, indent=1)
+
+    archive.timemaps["j1"] = memgator("j1", stamps[:2], {"next": f"{b}/timemap/j2"})
+    archive.timemaps["j2"] = memgator("j2", stamps[2:], {"prev": f"{b}/timemap/j1"})
+    hs, uri_t = await _scan([f"{b}/timemap/j1"])
+    caps = hs["example,site)/"]
+    assert [c.content for c in caps] == [f"<p>capture {s[:6]}</p>".encode() for s in stamps]  # both pages
+    assert caps[0].timestamp == datetime(2020, 1, 1, tzinfo=UTC) and uri_t["example,site)/"] == f"{b}/timemap/j1"
+
+    f = tmp_path / "tm.json"
+    f.write_text(archive.timemaps["j1"])
+    assert detect_input(str(f)) == "timemap"
+    hs, _ = await _scan([str(f)])
+    assert len(hs["example,site)/"]) == 2  # a file's further pages are not followed
+
+    archive.timemaps[f"pywb:{ORIG}"] = "\n".join(
+        json.dumps({"urlkey": "example,site)/", "timestamp": s, "url": ORIG, "mime": "text/html", "status": "200",
+                    "digest": "X", "length": "100", "offset": "0", "filename": "a.warc.gz"}) for s in stamps) + "\n"
+    hs, _ = await _scan([f"{b}/web/timemap/json/{ORIG}"])
+    caps = hs["example,site)/"]
+    assert [c.content for c in caps] == [f"<p>capture {s[:6]}</p>".encode() for s in stamps]
+    assert caps[1].uri_m == f"{b}/web/20200201000000/{ORIG}"
+
+    lines = tmp_path / "pywb.json"
+    lines.write_text(archive.timemaps[f"pywb:{ORIG}"])
+    assert detect_input(str(lines)) == "timemap"
+    with pytest.raises(InputError) as err:  # no memento URIs and no archive to build them from
+        await _scan([str(lines)])
+    assert err.value.reason == "timemap_no_archive"
+    assert parse_timemap('{"original_uri": "http://a.example/", "mementos": {"list": []}}', "x").mementos == ()

@@ -83,6 +83,9 @@ def classify_text(head: bytes) -> InputKind:
         return "cdx"
     if _LINK_ENTRY.match(first) or (first.lstrip().startswith("<") and "rel=" in text):
         return "timemap"
+    if first.lstrip().startswith("{") and ('"mementos"' in text or '"original_uri"' in text
+                                           or ('"timestamp"' in first and '"url"' in first)):
+        return "timemap"  # a JSON TimeMap: the Memento aggregator's or MemGator's, or pywb's lines
     rows = [ln for ln in lines if not ln.startswith("!")]
     if any(ln.startswith("!context") or ln.startswith("!meta") for ln in lines[:10]) and (
         not rows or _CDXJ_TIMEMAP_ROW.match(rows[0])

@@ -1,8 +1,9 @@
 """Memento TimeMaps (RFC 7089) as batch input.
 
-Reads link-format TimeMaps (``application/link-format``) and CDXJ TimeMaps
+Reads link-format TimeMaps (``application/link-format``), CDXJ TimeMaps
 (ipwb style: ``14-digit-datetime {"uri": ..., "rel": ..., "datetime": ...}``)
-from a file or an http(s) URL, then fetches every memento's raw capture (see
+and JSON TimeMaps (the Memento aggregator's and MemGator's object, pywb's
+``timemap/json`` lines) from a file or an http(s) URL, then fetches every memento's raw capture (see
 :mod:`.fetch`).  A memento that cannot be fetched becomes a capture with
 ``content=None`` and an ``error``: one dead memento must not lose the TimeMap.
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 import re
 from collections import deque
@@ -111,11 +113,96 @@ def _parse_http_date(value: str | None) -> datetime | None:
 
 
 def parse_timemap(text: str, uri_t: str) -> TimeMap:
-    """Parse a link-format or CDXJ TimeMap; ``uri_t`` is where it came from
+    """Parse a link-format, CDXJ or JSON TimeMap; ``uri_t`` is where it came from
     (replaced by its ``self`` link when it names one)."""
-    if text.lstrip().startswith("<"):
+    head = text.lstrip("\ufeff \t\r\n")
+    if head.startswith("<"):
         return _parse_link_timemap(text, uri_t)
+    if head.startswith("{"):
+        return _parse_json_timemap(head, uri_t)
     return _parse_cdxj_timemap(text, uri_t)
+
+
+def _parse_any_date(value: object) -> datetime | None:
+    """A memento datetime as JSON TimeMaps write it: ISO 8601 (the Memento aggregator's and
+    MemGator's JSON), an HTTP date, or 14 digits."""
+    from .index import parse_warc_date
+
+    if not isinstance(value, str) or not value.strip():
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return parse_warc_date(value)
+    try:
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        return _parse_http_date(value)
+    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
+
+
+def _parse_json_timemap(text: str, uri_t: str) -> TimeMap:
+    """The two JSON TimeMaps archives serve: the Memento aggregator's and MemGator's one object
+    (``original_uri``, ``mementos.list`` of ``{uri, datetime}``, ``self``, paging under ``pages``
+    or ``timemap_index``), and pywb's ``timemap/json``, one CDX object per line (``timestamp``,
+    ``url``), whose memento URIs are the archive's prefix, the timestamp and the URL."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict) or not ("mementos" in doc or "original_uri" in doc):
+        return _parse_ndjson_timemap(text, uri_t)
+    mementos: dict[str, Memento] = {}
+    listed = doc.get("mementos")
+    items = listed.get("list", []) if isinstance(listed, dict) else listed if isinstance(listed, list) else []
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("uri"), str):
+            continue
+        dt = _parse_any_date(item.get("datetime"))
+        if dt is None:
+            log.warning("%s: memento %s has no usable datetime; skipped", uri_t, item["uri"])
+            continue
+        mementos.setdefault(item["uri"], Memento(item["uri"], dt))
+    pages: list[str] = []
+    paging = doc.get("pages")
+    if isinstance(paging, dict):
+        pages += [v for k, v in paging.items() if k in _PAGE_RELS and isinstance(v, str)]
+    index = doc.get("timemap_index")
+    if isinstance(index, list):
+        pages += [e["uri"] for e in index if isinstance(e, dict) and isinstance(e.get("uri"), str)]
+    self_uri = doc.get("self") if isinstance(doc.get("self"), str) else None
+    original = doc.get("original_uri") if isinstance(doc.get("original_uri"), str) else None
+    ordered = tuple(sorted(mementos.values(), key=lambda m: m.datetime))
+    pages = [p for p in dict.fromkeys(pages) if p != self_uri]
+    return TimeMap(uri_t=self_uri or uri_t, original=original, mementos=ordered, pages=tuple(pages))
+
+
+_PYWB_TIMEMAP = re.compile(r"^(https?://.+?/)timemap/json/", re.I)
+
+
+def _parse_ndjson_timemap(text: str, uri_t: str) -> TimeMap:
+    prefix = _PYWB_TIMEMAP.match(uri_t)
+    original: str | None = None
+    mementos: dict[str, Memento] = {}
+    for line in text.splitlines():
+        try:
+            row = json.loads(line) if line.strip() else None
+        except ValueError:
+            row = None
+        if not isinstance(row, dict) or not isinstance(row.get("url"), str):
+            continue
+        stamp = str(row.get("timestamp", ""))
+        dt = _parse_any_date(stamp)
+        uri_m = row.get("uri") or row.get("load_url") or (f"{prefix.group(1)}{stamp}/{row['url']}" if prefix else None)
+        if dt is None or not isinstance(uri_m, str):
+            if prefix is None and dt is not None:
+                raise InputError(f"{uri_t}: a pywb JSON TimeMap names no memento URIs, and read from a file it "
+                                 "names no archive to fetch them from; pass its URL (.../timemap/json/...)",
+                                 reason="timemap_no_archive")
+            continue
+        original = original or row["url"]
+        mementos.setdefault(uri_m, Memento(uri_m, dt))
+    ordered = tuple(sorted(mementos.values(), key=lambda m: m.datetime))
+    return TimeMap(uri_t=uri_t, original=original, mementos=ordered)
 
 
 def _parse_link_timemap(text: str, uri_t: str) -> TimeMap:
