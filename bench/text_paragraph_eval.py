@@ -15,6 +15,9 @@ downloads too.  Two kinds of pairs, each scored through the one scoring step
 - **re-download, one word replaced**: the same pairs with one word of an article paragraph
   of the newer version replaced by a word of the site's other article that the page does not
   have, the shape of a synonym: must be ``drifted``, whatever else the page changed;
+- **paragraph inserted**: the same page with one of ``<site>2``'s paragraphs put inside its
+  article (before a paragraph other than the first): nothing of the baseline is gone, yet the
+  text no longer reads as cited, so ``drifted`` too;
 - **paragraph replaced**: the newest version of ``<site>1`` with one article
   paragraph (a ``<p>`` of 25 words or more among the siblings of the page's
   largest run of paragraphs) replaced by one of ``<site>2``'s, chosen with a
@@ -71,8 +74,10 @@ def _html_dir(pages: Path) -> Path:
     return pages if pages.name == "html" else pages / "html"
 
 
-def replaced(page: bytes, other: bytes, rng: random.Random) -> bytes | None:
-    """``page`` with one article paragraph replaced by one of ``other``'s (None: no such paragraph)."""
+def replaced(page: bytes, other: bytes, rng: random.Random, insert: bool = False) -> bytes | None:
+    """``page`` with one article paragraph replaced by one of ``other``'s (None: no such paragraph);
+    ``insert``: one of ``other``'s put before an article paragraph other than the first, inside the
+    article's run of paragraphs."""
     from watcher.extract.decode import decode
 
     try:  # parsed as driftline reads the pages, written back in ASCII (character references), so
@@ -84,10 +89,14 @@ def replaced(page: bytes, other: bytes, rng: random.Random) -> bytes | None:
     theirs = [p for p in ro.iter("p") if len(p.text_content().split()) >= 25]
     if len(mine) < 2 or not theirs:
         return None
-    target = rng.choice(mine)
-    parent = target.getparent()
-    assert parent is not None
-    parent.replace(target, lxml.html.fromstring(lxml.html.tostring(rng.choice(theirs), encoding="unicode")))
+    target = rng.choice(mine[1:] if insert else mine)
+    new = lxml.html.fromstring(lxml.html.tostring(rng.choice(theirs), encoding="unicode"))
+    if insert:
+        target.addprevious(new)
+    else:
+        parent = target.getparent()
+        assert parent is not None
+        parent.replace(target, new)
     return bytes(lxml.html.tostring(ra, encoding="us-ascii"))
 
 
@@ -125,6 +134,7 @@ def pairs(pages: Path, seed: int, flat: bool = False) -> Iterator[tuple[str, str
     each with one article paragraph replaced by one of the next page's (in name order)."""
     rng = random.Random(seed)
     word_rng = random.Random(seed + 1000)  # its own, so the paragraphs chosen stay those of earlier runs
+    insert_rng = random.Random(seed + 2000)
     if flat:
         files = sorted(pages.glob("*.htm*"))
         for i, f in enumerate(files):
@@ -146,6 +156,9 @@ def pairs(pages: Path, seed: int, flat: bool = False) -> Iterator[tuple[str, str
             new = replaced(files[-1].read_bytes(), donor, rng)
             if new is not None:
                 yield "paragraph replaced", d.name, files[-1].read_bytes(), new
+            new = replaced(files[-1].read_bytes(), donor, insert_rng, insert=True)
+            if new is not None:
+                yield "paragraph inserted", d.name, files[-1].read_bytes(), new
 
 
 def main() -> int:
@@ -187,7 +200,7 @@ def main() -> int:
                 word_pairs.append((plain, change))
     print(f"text profile, {'whole page' if args.whole_page else 'main content (the default)'}, seed {args.seed}\n")
     print("| pairs | n | unchanged | minor | drifted | off-topic | other |\n|---|--:|--:|--:|--:|--:|--:|")
-    for kind in ("re-download", "re-download, one word replaced", "paragraph replaced"):
+    for kind in ("re-download", "re-download, one word replaced", "paragraph replaced", "paragraph inserted"):
         c = collections.Counter(ch for k, ch, _ in rows if k == kind)
         n = sum(c.values())
         main = [c[x] for x in ("unchanged", "minor", "drifted", "off-topic")]

@@ -163,6 +163,36 @@ def test_one_paragraph_replaced_in_a_long_text_drifts(at: int, tmp_path: Path) -
     assert batch.measures["containment"].score is not None and batch.measures["containment"].score >= 0.9
 
 
+def _with_paragraph(at: int) -> bytes:
+    """LONG with a 60-word paragraph of another topic put before its paragraph ``at``."""
+    return textgen.html([*LONG[:at], textgen.paragraph("space", 60, 8), *LONG[at:]], "A report")
+
+
+@pytest.mark.parametrize(("at", "want"), [(0, "drifted"), (6, "drifted"), (11, "drifted"), (12, "minor")])
+def test_a_paragraph_inserted_inside_the_text_drifts_one_added_around_it_does_not(at: int, want: str,
+                                                                                  tmp_path: Path) -> None:
+    """Text added around the original (comments below; the six cases' "containment" adds text above
+    and below) leaves the cited text whole: `minor`.  A paragraph put inside it, between the
+    headline and the first paragraph included, changes what it says, as a replaced one does:
+    `drifted`, though nothing of the baseline is gone (it read "text added around it").  The same
+    in batch, compare and the stream over the real store."""
+    base = textgen.html(LONG, "A report")
+    page = _with_paragraph(at)
+    cfg = EngineConfig(profile="text")
+    (tmp_path / "a.html").write_bytes(base)
+    (tmp_path / "b.html").write_bytes(page)
+    cmp = compare_files(str(tmp_path / "a.html"), str(tmp_path / "b.html"), cfg)
+    batch = Engine(cfg).scan_history("h", [cap(0, base), cap(1, page)]).verdicts[1]
+    with SQLiteStore(tmp_path / "s.db") as store:
+        stream = [Watcher(Engine(cfg), store).process(c) for c in (cap(0, base), cap(1, page))][1]
+    assert batch.change == cmp["change"] == stream.change == want, batch.reason
+    assert batch.reason == stream.reason == cmp["reason"]
+    if want == "drifted":
+        assert batch.reason.startswith("text drifted: 60 words inserted inside the baseline's text"), batch.reason
+    else:
+        assert "text added around it" in batch.reason, batch.reason
+
+
 def test_words_changed_in_place_are_small_edits_not_text_added() -> None:
     """20 of 300 words reworded in place: under the paragraph line and above the "minor" one,
     with a resemblance below 0.90; the page did not grow, so the reason says "small edits" (it
@@ -236,7 +266,7 @@ def test_typo_rules() -> None:
     aligned = typos_forgiven(base, fixed, 4)
     assert aligned.typos == 2 and aligned.containment < 1.0  # received, form; article12b -> article13b is a fact
     assert aligned.reworded == ()  # a fact in a word with digits is no rewording either
-    assert typos_forgiven(base, base, 4) == (0, 1.0, 1.0, ())
+    assert typos_forgiven(base, base, 4) == (0, 1.0, 1.0, (), 0)
     aligned = typos_forgiven(["he", "jumps", "over", "it"], ["he", "jumped", "over", "it"], 4)
     assert aligned.typos == 0 and aligned.reworded == ()  # two edits in a short word: another form, no synonym
     short = ["we", "read", "the", "report", "and", "the", "letter"]

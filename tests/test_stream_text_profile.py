@@ -1,4 +1,4 @@
-"""The `text` profile through the broker: the six drift cases, the typo densities and one word reworded.
+"""The `text` profile through the broker: the six drift cases, typo densities, a word reworded, a paragraph put in.
 
 The `text` profile's baseline keeps its word sequence (to tell a typo from another word), so its
 verdicts depend on what the store keeps and on which capture is the baseline when they arrive out
@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from tests import textgen
 from tests.fixtures.kafka import KafkaNames
 from tests.fixtures.streamcheck import stream_equals_batch
-from tests.test_step import EXPECTED, _one_word, _reworded, text_pairs
+from tests.test_step import EXPECTED, LONG, _one_word, _reworded, _with_paragraph, text_pairs
 from watcher.broker import EmbeddedBroker
 from watcher.config import Config
 from watcher.scan import score_histories
@@ -40,6 +41,11 @@ def _histories() -> tuple[list[tuple[str, str, bytes]], list[bool], dict[str, se
         want[f"other-1-in-{every}"] = {"drifted"}
     cases["one-word-in-1000"] = (cases["identical"][0], _one_word(500))  # over the 0.98 "unchanged" line
     want["one-word-in-1000"] = {"drifted"}
+    long_base = textgen.html(LONG, "A report")
+    cases["paragraph-inserted"] = (long_base, _with_paragraph(6))  # nothing of the baseline gone
+    want["paragraph-inserted"] = {"drifted"}
+    cases["paragraph-appended"] = (long_base, _with_paragraph(12))
+    want["paragraph-appended"] = {"minor"}
     caps: list[tuple[str, str, bytes]] = []
     labels: list[bool] = []
     for name, (base, changed) in cases.items():

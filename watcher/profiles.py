@@ -363,6 +363,7 @@ class Aligned(NamedTuple):
     containment: float  # exact, after putting the baseline's words back where a typo replaced them
     resemblance: float
     reworded: tuple[tuple[str, str], ...]  # (baseline's word, capture's word): one word for another
+    inserted: int = 0  # the most words added in one place inside the baseline's text (not before or after it)
 
 
 def _reworded(base: Sequence[str], cur: Sequence[str], i: int, j: int, base_set: set[str],
@@ -405,7 +406,11 @@ def typos_forgiven(base: Sequence[str], cur: Sequence[str], shingle_size: int,
     reworded: list[tuple[str, str]] = []
     base_set: set[str] | None = None
     cur_set: set[str] = set()
+    inserted = 0
     for op in Levenshtein.opcodes(base, cur):
+        grew = (op.dest_end - op.dest_start) - (op.src_end - op.src_start)
+        if grew > 0 and op.src_start > 0 and op.src_end < len(base):
+            inserted = max(inserted, grew)
         if op.tag != "replace" or op.src_end - op.src_start != op.dest_end - op.dest_start:
             continue
         single = op.src_end - op.src_start == 1
@@ -421,9 +426,9 @@ def typos_forgiven(base: Sequence[str], cur: Sequence[str], shingle_size: int,
     bs = set(shingle_hashes(base, shingle_size).tolist())
     cs = set(shingle_hashes(fixed, shingle_size).tolist())
     if not bs:
-        return Aligned(typos, 1.0 if not cs else 0.0, 1.0 if not cs else 0.0, tuple(reworded))
+        return Aligned(typos, 1.0 if not cs else 0.0, 1.0 if not cs else 0.0, tuple(reworded), inserted)
     inter = len(bs & cs)
-    return Aligned(typos, inter / len(bs), inter / len(bs | cs), tuple(reworded))
+    return Aligned(typos, inter / len(bs), inter / len(bs | cs), tuple(reworded), inserted)
 
 
 def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResult], cfg: EngineConfig,
@@ -434,6 +439,7 @@ def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResul
     cos = _sim(results, "cosine", base, cur)
     typos = 0
     reworded: tuple[tuple[str, str], ...] = ()
+    inserted = 0
     exact = 1.0  # the exact containment, set where the words are aligned (the only place rewording is found)
     if base.tokens and cur.tokens and cont is not None and base.tokens != cur.tokens \
             and max(len(base.tokens), len(cur.tokens)) <= ALIGN_MAX_WORDS:
@@ -442,7 +448,7 @@ def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResul
         stops = stop_words(base.language, cfg.tokens.stop_words_max) | stop_words(cur.language,
                                                                                 cfg.tokens.stop_words_max)
         aligned = typos_forgiven(base.tokens, cur.tokens, cfg.tokens.shingle_size, stops)
-        reworded, exact = aligned.reworded, aligned.containment
+        reworded, inserted, exact = aligned.reworded, aligned.inserted, aligned.containment
         if aligned.typos and cont < TEXT_UNCHANGED:
             typos, cont, res = aligned.typos, aligned.containment, aligned.resemblance
     off_policy, m_reasons = _measure_reasons(results, cfg)
@@ -471,6 +477,11 @@ def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResul
     if run >= TEXT_RUN_WORDS:
         return Decision("on-topic", "drifted", f"text drifted: {run} words of the baseline in a row are gone "
                         f"({fixed}a paragraph replaced or cut; containment {fmt(cont)})", 0.5)
+    if inserted >= TEXT_RUN_WORDS and cont >= TEXT_MINOR:
+        # Text added around the original (comments below, a header above) leaves it whole; a paragraph
+        # put inside it changes what it says, as a paragraph replaced does.
+        return Decision("on-topic", "drifted", f"text drifted: {inserted} words inserted inside the baseline's "
+                        f"text ({fixed}a paragraph added within it; containment {fmt(exact)})", 0.5)
     if reworded and cont >= TEXT_MINOR:
         shown = ", ".join(f"'{a}' -> '{b}'" for a, b in reworded[:3]) + (", ..." if len(reworded) > 3 else "")
         n = len(reworded)
