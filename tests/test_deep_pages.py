@@ -7,13 +7,12 @@ error pages and another article of the same site under its address do not.
 
 from __future__ import annotations
 
-import importlib.util
 import tarfile
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from tests.fixtures.bench import load_bench
 from tests.fixtures.kafka import KafkaNames
 from tests.fixtures.streamcheck import stream_equals_batch
 from watcher.broker import EmbeddedBroker
@@ -23,16 +22,6 @@ from watcher.output import write_results
 from watcher.scan import score_histories
 from watcher.sources import iter_histories
 from watcher.sources.gold import read_labels
-
-BENCH = Path(__file__).resolve().parent.parent / "bench" / "deep_pages_eval.py"
-
-
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("deep_pages_eval", BENCH)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _collection(shared_data: Path, tmp_path: Path, site_titles: bool, no_headlines: bool, retitled: bool,
@@ -44,7 +33,7 @@ def _collection(shared_data: Path, tmp_path: Path, site_titles: bool, no_headlin
     pages = next(p.parent for p in src.rglob("html") if p.is_dir())
     coll = tmp_path / "coll"
     coll.mkdir()
-    counts = _bench().build(pages, coll, site_titles, no_headlines, retitled, foreign)
+    counts = load_bench("deep_pages_eval").build(pages, coll, site_titles, no_headlines, retitled, foreign)
     assert counts["timemaps"] >= 140 and counts["off"] >= 90  # the labelled collection was built
     return coll
 

@@ -10,31 +10,22 @@ README gives for the text profile hold in the stream too, verdict by verdict.
 
 from __future__ import annotations
 
-import importlib.util
 import tarfile
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from tests.fixtures.bench import load_bench
 from tests.fixtures.kafka import KafkaNames
 from tests.fixtures.streamcheck import Batch, stream_equals_batch
 from watcher.broker import EmbeddedBroker
 
 pytestmark = [pytest.mark.kafka, pytest.mark.shared]
 
-BENCH = Path(__file__).resolve().parent.parent / "bench" / "text_paragraph_eval.py"
 T0 = datetime(2015, 1, 1, tzinfo=UTC)
 
-
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("text_paragraph_eval", BENCH)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.mark.timeout(1200)
@@ -42,7 +33,7 @@ async def test_text_profile_on_real_pages_through_the_broker_equals_batch(
         shared_data: Path, kafka_broker: EmbeddedBroker, kafka_names: KafkaNames, tmp_path: Path) -> None:
     with tarfile.open(shared_data / "pages" / "newspaper-pages.tar.gz") as tf:
         tf.extractall(tmp_path / "src", filter="data")
-    bench = _bench()
+    bench = load_bench("text_paragraph_eval")
     html = bench._html_dir(next(p.parent for p in (tmp_path / "src").rglob("html") if p.is_dir()))
     sample = {d.name for d in sorted(p for p in html.iterdir() if p.is_dir())[::5]}
     caps: list[tuple[str, str, bytes]] = []
