@@ -311,6 +311,24 @@ def test_what_counts_as_a_word_reworded() -> None:
     assert typos_forgiven(rotated, w("most read pepper mill salt mill oak board"), 4).reworded == ()
 
 
+def test_a_common_word_replaced_is_rewording_a_function_word_is_not() -> None:
+    """The stop list's first 50 words are function words; the next 150 already hold common words a
+    synonym replaces ("made", "new"): those count (with the whole head of 200 they did not)."""
+    sentence = "The council made a new plan for the old library in the spring."
+    base = textgen.html([*LONG[:6], sentence, *LONG[6:]], "A report")
+    engine = Engine(EngineConfig(profile="text"))
+
+    def verdict(edited: str) -> tuple[str, str]:
+        page = textgen.html([*LONG[:6], edited, *LONG[6:]], "A report")
+        v = engine.scan_history("h", [cap(0, base), cap(1, page)]).verdicts[1]
+        return v.change, v.reason
+
+    change, reason = verdict(sentence.replace("made", "drafted"))
+    assert change == "drifted" and "'made' -> 'drafted'" in reason, reason
+    change, reason = verdict(sentence.replace("for the old", "for an old"))  # the -> an
+    assert change in ("unchanged", "minor"), reason
+
+
 @pytest.mark.parametrize("where", [0, 600, 1199])
 def test_one_word_replaced_by_a_synonym_in_a_long_text_drifts(where: int, tmp_path: Path) -> None:
     """One synonym in 1,200 words moves the shingles by less than the "unchanged" line (0.98), yet

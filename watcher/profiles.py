@@ -323,6 +323,11 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
 # into another ("in" -> "on").
 TYPO_MIN_CHARS = 3
 TYPO_LONG_CHARS = 8
+# Function words, whose swap ("a" -> "the") is no rewording: the head of the language's stop list.  The
+# lists are the most frequent words of each Wikipedia in order; their first 50 are articles,
+# prepositions, pronouns and auxiliaries, while the next 150 already hold words a synonym replaces
+# ("made", "new", "small", "released").
+REWORD_FUNCTION_WORDS = 50
 # Longer texts keep the sketch's containment: the alignment's memory grows with the product of the
 # lengths (20,000 words a side: some 50 MB, a fraction of a second).
 ALIGN_MAX_WORDS = 20_000
@@ -445,8 +450,7 @@ def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResul
             and max(len(base.tokens), len(cur.tokens)) <= ALIGN_MAX_WORDS:
         # Both word sequences are here (the profile keeps them): a fixed typo is not rewording, and
         # a word replaced by another is, however long the text around it.
-        stops = stop_words(base.language, cfg.tokens.stop_words_max) | stop_words(cur.language,
-                                                                                cfg.tokens.stop_words_max)
+        stops = stop_words(base.language, REWORD_FUNCTION_WORDS) | stop_words(cur.language, REWORD_FUNCTION_WORDS)
         aligned = typos_forgiven(base.tokens, cur.tokens, cfg.tokens.shingle_size, stops)
         reworded, inserted, exact = aligned.reworded, aligned.inserted, aligned.containment
         if aligned.typos and cont < TEXT_UNCHANGED:
