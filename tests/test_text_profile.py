@@ -248,22 +248,22 @@ def test_main_content_auto_is_the_text_profiles_alone() -> None:
 
 
 def test_typo_rules() -> None:
-    from watcher.profiles import typos_forgiven
+    from watcher.profiles import align_words
 
     base = ["the", "committee", "recieved", "the", "report", "from", "the", "ministry", "under", "article12b"]
     fixed = ["the", "committee", "received", "the", "report", "form", "the", "ministry", "under", "article13b"]
-    aligned = typos_forgiven(base, fixed, 4)
+    aligned = align_words(base, fixed, 4)
     assert aligned.typos == 2 and aligned.containment < 1.0  # received, form; article12b -> article13b is a fact
     assert aligned.reworded == ()  # a fact in a word with digits is no rewording either
-    assert typos_forgiven(base, base, 4) == (0, 1.0, 1.0, (), 0)
-    aligned = typos_forgiven(["he", "jumps", "over", "it"], ["he", "jumped", "over", "it"], 4)
+    assert align_words(base, base, 4) == (0, 1.0, 1.0, (), 0)
+    aligned = align_words(["he", "jumps", "over", "it"], ["he", "jumped", "over", "it"], 4)
     assert aligned.typos == 0 and aligned.reworded == ()  # two edits in a short word: another form, no synonym
     short = ["we", "read", "the", "report", "and", "the", "letter"]
-    assert typos_forgiven(short, ["we", "read", "teh", "report", "adn", "the", "letter"], 4).typos == 2
-    assert typos_forgiven(short, ["we", "read", "the", "report", "and", "th", "letter"], 4).typos == 1
-    assert typos_forgiven(short, ["he", "read", "the", "report", "and", "the", "letter"], 4).typos == 0  # we -> he
+    assert align_words(short, ["we", "read", "teh", "report", "adn", "the", "letter"], 4).typos == 2
+    assert align_words(short, ["we", "read", "the", "report", "and", "th", "letter"], 4).typos == 1
+    assert align_words(short, ["he", "read", "the", "report", "and", "the", "letter"], 4).typos == 0  # we -> he
     # a character pair of a script without spaces: one character changed is another word
-    assert typos_forgiven(["東京", "京都", "都市"], ["東京", "京阪", "阪市"], 1).typos == 0
+    assert align_words(["東京", "京都", "都市"], ["東京", "京阪", "阪市"], 1).typos == 0
 
 
 def test_typos_in_short_words_of_a_short_text_are_minor(tmp_path: Path) -> None:
@@ -283,21 +283,21 @@ def test_what_counts_as_a_word_reworded() -> None:
     """One word for another in place is rewording; a typo, a function word, a count's unit and a
     list whose items moved are not (on the newspaper pages' 188 re-downloads judged unchanged or
     minor, none has a word so replaced: bench/text_paragraph_eval.py)."""
-    from watcher.profiles import typos_forgiven
+    from watcher.profiles import align_words
 
     def w(text: str) -> list[str]:
         return text.split()
 
     base = w("the council approved the new budget for the city library three weeks ago")
     syn = w("the council accepted the new budget for the city library three weeks ago")
-    assert typos_forgiven(base, syn, 4).reworded == (("approved", "accepted"),)
+    assert align_words(base, syn, 4).reworded == (("approved", "accepted"),)
     stops = frozenset({"the", "a", "for"})
-    assert typos_forgiven(base, [*base[:3], "a", *base[4:]], 4, stops).reworded == ()  # the -> a
-    assert typos_forgiven(base, [*base[:4], "nwe", *base[5:]], 4).reworded == ()  # a typo of a short word
+    assert align_words(base, [*base[:3], "a", *base[4:]], 4, stops).reworded == ()  # the -> a
+    assert align_words(base, [*base[:4], "nwe", *base[5:]], 4).reworded == ()  # a typo of a short word
     counted = w("updated 3 hours ago by the desk")
-    assert typos_forgiven(counted, w("updated 1 day ago by the desk"), 4).reworded == ()
+    assert align_words(counted, w("updated 1 day ago by the desk"), 4).reworded == ()
     rotated = w("most read salt mill pepper mill oak board")
-    assert typos_forgiven(rotated, w("most read pepper mill salt mill oak board"), 4).reworded == ()
+    assert align_words(rotated, w("most read pepper mill salt mill oak board"), 4).reworded == ()
 
 
 def test_a_common_word_replaced_is_rewording_a_function_word_is_not() -> None:

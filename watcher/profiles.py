@@ -362,7 +362,7 @@ def lost_run(base: Sequence[str], cur: Sequence[str], shingle_size: int) -> int:
 
 
 class Aligned(NamedTuple):
-    """What aligning the two word sequences found (:func:`typos_forgiven`)."""
+    """What aligning the two word sequences found (:func:`align_words`)."""
 
     typos: int
     containment: float  # exact, after putting the baseline's words back where a typo replaced them
@@ -390,7 +390,7 @@ def _reworded(base: Sequence[str], cur: Sequence[str], i: int, j: int, base_set:
     return not (b in base_set and a in cur_set)
 
 
-def typos_forgiven(base: Sequence[str], cur: Sequence[str], shingle_size: int,
+def align_words(base: Sequence[str], cur: Sequence[str], shingle_size: int,
                    stops: frozenset[str] = frozenset()) -> Aligned:
     """Align the two word sequences and put back the baseline's word where
     the capture has a typo of it (or the baseline had the typo and the
@@ -451,7 +451,7 @@ def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResul
         # Both word sequences are here (the profile keeps them): a fixed typo is not rewording, and
         # a word replaced by another is, however long the text around it.
         stops = stop_words(base.language, REWORD_FUNCTION_WORDS) | stop_words(cur.language, REWORD_FUNCTION_WORDS)
-        aligned = typos_forgiven(base.tokens, cur.tokens, cfg.tokens.shingle_size, stops)
+        aligned = align_words(base.tokens, cur.tokens, cfg.tokens.shingle_size, stops)
         reworded, inserted, exact = aligned.reworded, aligned.inserted, aligned.containment
         if aligned.typos and cont < TEXT_UNCHANGED:
             typos, cont, res = aligned.typos, aligned.containment, aligned.resemblance

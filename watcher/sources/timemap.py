@@ -102,6 +102,11 @@ def parse_link_format(text: str) -> list[tuple[str, dict[str, str]]]:
     return links
 
 
+def _in_time_order(mementos: dict[str, Memento]) -> tuple[Memento, ...]:
+    """The mementos of every TimeMap format and page, one per URI-M, oldest first."""
+    return tuple(sorted(mementos.values(), key=lambda m: m.datetime))
+
+
 def _parse_http_date(value: str | None) -> datetime | None:
     if not value:
         return None
@@ -171,7 +176,7 @@ def _parse_json_timemap(text: str, uri_t: str) -> TimeMap:
         pages += [e["uri"] for e in index if isinstance(e, dict) and isinstance(e.get("uri"), str)]
     self_uri = doc.get("self") if isinstance(doc.get("self"), str) else None
     original = doc.get("original_uri") if isinstance(doc.get("original_uri"), str) else None
-    ordered = tuple(sorted(mementos.values(), key=lambda m: m.datetime))
+    ordered = _in_time_order(mementos)
     pages = [p for p in dict.fromkeys(pages) if p != self_uri]
     return TimeMap(uri_t=self_uri or uri_t, original=original, mementos=ordered, pages=tuple(pages))
 
@@ -201,7 +206,7 @@ def _parse_ndjson_timemap(text: str, uri_t: str) -> TimeMap:
             continue
         original = original or row["url"]
         mementos.setdefault(uri_m, Memento(uri_m, dt))
-    ordered = tuple(sorted(mementos.values(), key=lambda m: m.datetime))
+    ordered = _in_time_order(mementos)
     return TimeMap(uri_t=uri_t, original=original, mementos=ordered)
 
 
@@ -224,7 +229,7 @@ def _parse_link_timemap(text: str, uri_t: str) -> TimeMap:
                 log.warning("%s: memento %s has no usable datetime; skipped", uri_t, uri)
                 continue
             mementos.setdefault(uri, Memento(uri, dt))
-    ordered = tuple(sorted(mementos.values(), key=lambda m: m.datetime))
+    ordered = _in_time_order(mementos)
     pages = [p for p in pages if p != self_uri]
     return TimeMap(uri_t=self_uri or uri_t, original=original, mementos=ordered, pages=tuple(pages))
 
@@ -254,7 +259,7 @@ def _parse_cdxj_timemap(text: str, uri_t: str) -> TimeMap:
         if mu is None or dt is None or (mr is not None and "memento" not in mr.group(1).split()):
             continue
         mementos.setdefault(mu.group(1), Memento(mu.group(1), dt))
-    ordered = tuple(sorted(mementos.values(), key=lambda m: m.datetime))
+    ordered = _in_time_order(mementos)
     return TimeMap(uri_t=self_uri or uri_t, original=original, mementos=ordered)
 
 
@@ -339,7 +344,7 @@ def _follow_pages(first: TimeMap, cfg: Config, problems: list[str] | None = None
         queue.extend(urljoin(url, p) for p in page.pages)
     if read > 1:
         log.info("%s: %d TimeMap pages, %d mementos", first.uri_t, read, len(mementos))
-    ordered = tuple(sorted(mementos.values(), key=lambda m: m.datetime))
+    ordered = _in_time_order(mementos)
     return TimeMap(uri_t=first.uri_t, original=original, mementos=ordered)
 
 
