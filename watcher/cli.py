@@ -247,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "in the config file)")
         sp.add_argument("--main-content", dest="main_content", action=argparse.BooleanOptionalAction, default=None,
                         help="remove boilerplate (navigation, headers, footers) before measuring (default: "
-                             "extract.main_content, auto there: for --profile text only)")
+                             "extract.main_content, auto there: for --profile text and for deep-page seeds)")
         sp.add_argument("--stemming", action="store_true", help="stem terms (Snowball, by detected language)")
         sp.add_argument("--profile", choices=["collection", "text", "doi"],
                         help="the question a verdict answers: collection (still on the curator's topic?, the "

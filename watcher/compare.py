@@ -78,7 +78,7 @@ def compare_files(a: str, b: str, cfg: EngineConfig, profile: str | None = None,
     base_cap = _capture(a, datetime(2000, 1, 1, tzinfo=UTC), url)
     cur_cap = _capture(b, datetime(2000, 1, 2, tzinfo=UTC), url)
     prof = profile or cfg.profile
-    base, cur = engine.fingerprint(base_cap, prof), engine.fingerprint(cur_cap, prof)
+    base, cur = engine.fingerprint(base_cap, prof, base_cap.url), engine.fingerprint(cur_cap, prof, base_cap.url)
     first, state = engine.score_next("compare", HistoryState(), base_cap, base, base_cap.url, prof)
     if first.change != "baseline":
         raise InputError(f"{a} cannot be a baseline: {first.reason}", reason="bad_baseline")

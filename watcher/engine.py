@@ -72,12 +72,14 @@ class Engine:
         })
 
     # -- one capture --------------------------------------------------------
-    def fingerprint(self, capture: Capture, profile: str | None = None) -> Fingerprint:
+    def fingerprint(self, capture: Capture, profile: str | None = None, seed_url: str | None = None) -> Fingerprint:
         """``capture``'s fingerprint for ``profile`` (the configured one by default): the scholarly
-        record is read only where the profile compares it (``doi``)."""
+        record is read only where the profile compares it (``doi``); the main content or the whole
+        page as the profile and the history's seed (``seed_url``, else the capture's URL) call for."""
         prof = profile or self.config.profile
+        deep = seed_kind(seed_url or capture.url) == "page"
         return fingerprint(capture, self.config, record=prof == "doi", words_kept=prof == "text",
-                           main_content=self.config.extract.main_content_for(prof))
+                           main_content=self.config.extract.main_content_for(prof, deep))
 
     def compare(self, base: Fingerprint, cur: Fingerprint, seed_url: str = "", profile: str | None = None, *,
                 doi: str | None = None, expected_title: str | None = None
@@ -176,7 +178,7 @@ class Engine:
                 if c.status is not None and fp.http_status != c.status:
                     fp = _with_status(fp, c.status)
             else:
-                fp = self.fingerprint(c, profile)
+                fp = self.fingerprint(c, profile, seed)
                 if dig and not fp.is_empty:
                     by_digest.setdefault(dig, fp)
             v, state = self.score_next(history, state, c, fp, seed, profile)

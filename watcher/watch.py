@@ -93,8 +93,9 @@ class Watcher:
         prof = profile or self.profile
         with self._lock:
             state = self.store.get_state(history)
-            fp = self._fingerprint(state, capture, prof) if fingerprint is None else _readable(capture, fingerprint)
             seed = self._seed_url(history, capture)
+            fp = self._fingerprint(state, capture, prof, seed) if fingerprint is None else \
+                _readable(capture, fingerprint)
             started = time.perf_counter()
             verdict, new_state = self.engine.score_next(history, state, capture, fp, seed, prof)
             corrections: tuple[Verdict, ...] = ()
@@ -115,13 +116,13 @@ class Watcher:
             return Outcome(stored or verdict, False)
         return Outcome(verdict, True, corrections)
 
-    def _fingerprint(self, state: HistoryState, cap: Capture, profile: str | None) -> Fingerprint:
+    def _fingerprint(self, state: HistoryState, cap: Capture, profile: str | None, seed: str) -> Fingerprint:
         ref = state.pinned or state.baseline
         if ref is not None and cap.content is None and cap.digest and cap.digest == ref.fingerprint.digest:
             # Same payload as the baseline: no fetch, no parse.
             return dataclasses.replace(ref.fingerprint, http_status=cap.status or ref.fingerprint.http_status)
         started = time.perf_counter()
-        fp = self.engine.fingerprint(cap, profile)
+        fp = self.engine.fingerprint(cap, profile, seed)
         self._timed("extract", started)
         if extraction_failed(fp):
             # A bad event for the streaming policy: dead-lettered with the reason.

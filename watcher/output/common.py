@@ -24,6 +24,7 @@ from typing import Any
 from ..config import Config
 from ..measures import REGISTRY
 from ..model import HistoryResult, MeasureResult, Verdict, ts14, utc
+from ..profiles import seed_kind
 
 SUMMARY_KEY = "__driftline__"
 DRIFTLINE_KEY = "driftline"
@@ -62,8 +63,9 @@ def baseline_of(v: Verdict) -> str | None:
     return None
 
 
-def measure_block(m: MeasureResult, cfg: Config) -> dict[str, Any]:
-    """One OTMT measure block; ``threshold`` is a driftline addition."""
+def measure_block(m: MeasureResult, cfg: Config, removed: bool) -> dict[str, Any]:
+    """One OTMT measure block (``removed``: the text was the page's main content); ``threshold`` is
+    a driftline addition."""
     spec = REGISTRY.get(m.name)
     tokenized: bool | None = spec.uses_tokens if spec is not None else None
     stemmed: bool | None = (spec.uses_tokens and cfg.engine.tokens.stemming) if spec is not None else None
@@ -72,7 +74,7 @@ def measure_block(m: MeasureResult, cfg: Config) -> dict[str, Any]:
         "topic status": m.status,
         "stemmed": stemmed,
         "tokenized": tokenized,
-        "removed boilerplate": cfg.engine.extract.main_content_for(cfg.engine.profile),
+        "removed boilerplate": removed,
         "threshold": m.threshold,
     }
 
@@ -94,8 +96,10 @@ def driftline_block(v: Verdict) -> dict[str, Any]:
 
 def capture_entry(v: Verdict, cfg: Config) -> dict[str, Any]:
     """The JSON value stored under one URI-M."""
+    # as Engine.fingerprint read it: by the profile and the kind of page the history stands for
+    removed = cfg.engine.extract.main_content_for(v.profile, seed_kind(v.url) == "page")
     entry: dict[str, Any] = {
-        MEASURES_KEY: {name: measure_block(m, cfg) for name, m in v.measures.items()},
+        MEASURES_KEY: {name: measure_block(m, cfg, removed) for name, m in v.measures.items()},
         "overall topic status": v.status,
         "content length": v.byte_count,
     }
