@@ -463,3 +463,22 @@ def test_a_deep_page_is_read_by_its_main_content_a_home_page_whole(tmp_path: Pat
     assert compare_files(str(tmp_path / "a.html"), str(tmp_path / "b.html"), EngineConfig(), url=URL)["overall"] \
         == "on-topic"
     assert eng.scan_history("h", [cap(0, a), cap(1, b)]).verdicts[1].status == "on-topic"
+
+
+def test_another_article_under_a_deep_address_reads_replaced_not_identity_lost() -> None:
+    """Another article's headline and text fail the identity test too (title similarity 0.36 to 0.47
+    and cosine under 0.10 on 26 of the newspaper pairs, read by main content), which called them
+    "site identity lost" although the site is the same: a deep page's subject rule is asked first.
+    A home page keeps the identity test."""
+    lists = [textgen.paragraph("space", 120, 1), *textgen.document(["cooking", "space"], 150, 2)]
+    a = _site_page(textgen.document(["law", "river"], 120, 1), lists, "Galena, IL: A B&B Kinda Town")
+    b = _site_page(textgen.document(["music", "garden"], 120, 9), lists, "Genetic Testing for People with Lung Cancer")
+    eng = Engine(EngineConfig())
+    deep = eng.scan_history("k", [cap(0, a, url=DEEP), cap(1, b, url=DEEP)]).verdicts[1]
+    assert deep.status == "off-topic" and deep.checks == ("replaced",)
+    assert deep.reason.startswith("page replaced: another subject under the same address")
+    title, cos = deep.measures["title"].score, deep.measures["cosine"].score
+    assert title is not None and title < 0.5 and cos is not None and cos < 0.1  # the identity test's band
+    wholly = Engine(EngineConfig(extract={"main_content": True}))  # the home page read the same way
+    home = wholly.scan_history("h", [cap(0, a), cap(1, b)]).verdicts[1]
+    assert home.checks[:1] == ("identity",) and home.reason.startswith("site identity lost")

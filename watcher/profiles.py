@@ -264,14 +264,15 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
     title = _sim(results, "title", base, cur)
     # A capture without a title is no evidence that the name was lost (frames, script-built pages,
     # bot walls without a <title>): the identity check needs a title on both sides.
-    if cfg.site_identity and cur.kind != "binary" and title is not None and cos is not None \
-            and cur.title.strip() and title < IDENTITY_TITLE and cos < IDENTITY_COSINE:
-        checks.append("identity")
-        reasons.append(f"site identity lost: title similarity {fmt(title)} < {fmt(IDENTITY_TITLE)} and cosine "
-                       f"{fmt_vs(cos, IDENTITY_COSINE)} < {fmt(IDENTITY_COSINE)}")
+    identity_lost = cfg.site_identity and cur.kind != "binary" and title is not None and cos is not None \
+        and bool(cur.title.strip()) and title < IDENTITY_TITLE and cos < IDENTITY_COSINE
     kind = seed_kind(seed_url)
     unnamed = False  # a deep page whose titles and headings name no subject: "same subject" is not known
-    if kind == "page" and cfg.page_subject and cos is not None and "identity" not in checks:
+    # A deep page stands for its subject: another article of the site under its address is "page
+    # replaced", asked first; its new headline and text also fail the identity test, which would
+    # call it "site identity lost" although the site is the same.  Identity speaks where the
+    # subject rule does not (a home page; a deep page that nothing names).
+    if kind == "page" and cfg.page_subject and cos is not None:
         host = base.host or cur.host
         named_by, subj = _subject(base, cur, host)
         unnamed = subj is None
@@ -296,6 +297,10 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
             reasons.append(f"page replaced: another text under the same address (containment "
                            f"{fmt_vs(cont, TEXT_REPLACED)} < {fmt(TEXT_REPLACED)}, cosine "
                            f"{fmt_vs(cos, TEXT_REPLACED_COSINE)} < {fmt(TEXT_REPLACED_COSINE)}; {why})")
+    if identity_lost and not checks:
+        checks.append("identity")
+        reasons.append(f"site identity lost: title similarity {fmt(title or 0.0)} < {fmt(IDENTITY_TITLE)} and "
+                       f"cosine {fmt_vs(cos or 0.0, IDENTITY_COSINE)} < {fmt(IDENTITY_COSINE)}")
     off_policy, m_reasons = _measure_reasons(results, cfg)
     if checks or off_policy:
         return Decision("off-topic", "off-topic", "; ".join(reasons + m_reasons), 0.9, tuple(checks))
