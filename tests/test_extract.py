@@ -242,6 +242,22 @@ def test_main_content_drops_a_comment_thread_longer_than_the_article() -> None:
     assert ARTICLE in text and textgen.paragraph("music", 60, 0) not in text
 
 
+def test_main_content_that_keeps_almost_nothing_reads_the_whole_page() -> None:
+    """Where the removal leaves fewer words than a stub of a longer page, the extraction failed
+    (the article sat in blocks named after a header and a widget, each under half the page:
+    17 of the 449 newspaper pages, 10 of gold's 2,182), and judging the page on what is left
+    would judge it on nothing: the whole page is read.  A page that is a stub stays one."""
+    halves = [textgen.paragraph("law", 40, 1), textgen.paragraph("river", 40, 2), textgen.paragraph("law", 40, 3)]
+    page = (f'<html><body><div class="page-header">{halves[0]}</div><div class="detail_widget widget">'
+            f'{halves[1]}</div><div class="detail_widget widget">{halves[2]}</div>'
+            '<div class="footer">Copyright the commission</div></body></html>')
+    text = read_html(page, main_content=True).text
+    assert all(h in text for h in halves) and "Copyright" in text  # the whole page, as without removal
+    assert text == read_html(page).text
+    stub = '<html><body><div class="nav">Home About</div><p>Moved to our new address.</p></body></html>'
+    assert read_html(stub, main_content=True).text == "Moved to our new address."
+
+
 def test_whitespace_normalised() -> None:
     a = read_html("<p>Human   rights\n\n\n   defenders</p>").text
     b = read_html("<p>Human rights</p>\n<p>defenders</p>").text.replace("\n", " ")

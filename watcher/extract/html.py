@@ -151,9 +151,12 @@ def _boilerplate_name(attrs: str) -> str | None:
 
 # An element holding more of the page's text than this is the page's frame, not boilerplate.
 BOILERPLATE_MAX_SHARE = 0.5
+# Main content of fewer words than a stub (fingerprint.STUB_MAX_WORDS) out of a longer page is a
+# failed extraction, not an article.
+MAIN_CONTENT_MIN_WORDS = 20
 
 
-def remove_boilerplate(root: lxml.html.HtmlElement) -> None:
+def remove_boilerplate(root: lxml.html.HtmlElement) -> bool:
     """Cheap main-content extraction: drop navigation, headers, footers,
     asides, forms and elements whose class/id name them as such.
 
@@ -167,8 +170,14 @@ def remove_boilerplate(root: lxml.html.HtmlElement) -> None:
     name whole-page wrappers "header-wrap" or "page-ads"), whose removal left
     no words on 60 of 402 gold pages and 72 of 432 newspaper pages.  A
     comment thread is dropped whatever its size: it never wraps the article.
+
+    Returns False where the removal kept fewer than :data:`MAIN_CONTENT_MIN_WORDS` words of a
+    page that has more: the extraction failed (the article sat in a container named
+    "detail_widget" or "page-header"), and judging the page on what is left would judge it on
+    nothing.  The caller reads the whole page then (:func:`read_html`).
     """
-    limit = BOILERPLATE_MAX_SHARE * len(root.text_content())
+    whole = root.text_content()
+    limit = BOILERPLATE_MAX_SHARE * len(whole)
 
     def frame(el: lxml.html.HtmlElement) -> bool:
         return len(el.text_content()) > limit
@@ -185,6 +194,8 @@ def remove_boilerplate(root: lxml.html.HtmlElement) -> None:
         word = _boilerplate_name(attrs)
         if word is not None and (word in _APPENDED or not frame(el)):
             _drop(el)
+    return len(root.text_content().split()) >= MAIN_CONTENT_MIN_WORDS or \
+        len(whole.split()) < MAIN_CONTENT_MIN_WORDS
 
 
 # Bounds on the cost of one page, not only on its bytes: inscriptis builds a
@@ -236,6 +247,18 @@ def frames_of(root: lxml.html.HtmlElement) -> list[str]:
     return [src for _, _, src in sorted(ranked)][:20]
 
 
+def _whole(html: str, banners: bool, site_name: str) -> lxml.html.HtmlElement | None:
+    """``html`` parsed again, banners and invisible elements removed: the whole page, for where
+    main content was asked for and its extraction failed."""
+    root = parse_tree(html)
+    if root is not None:
+        if banners and any(b in html for b in (*_BANNER_IDS, "HEADER")):
+            remove_banners(root, site_name)
+        for el in list(root.iter(*_INVISIBLE)):
+            _drop(el)
+    return root
+
+
 def read_html(html: str, *, banners: bool = True, main_content: bool = False) -> HtmlDoc:
     """Parse ``html`` once and read every feature; never raises."""
     doc = HtmlDoc()
@@ -278,8 +301,9 @@ def read_html(html: str, *, banners: bool = True, main_content: bool = False) ->
     # Inscriptis walks every node; drop the subtrees it would hide anyway.
     for el in list(root.iter(*_INVISIBLE)):
         _drop(el)
-    if main_content:
-        remove_boilerplate(root)
+    if main_content and not remove_boilerplate(root):
+        whole = _whole(html, banners, doc.site_name)  # the extraction failed: the whole page
+        root = root if whole is None else whole
     nodes = sum(1 for _ in root.iter())
     if nodes > MAX_LAYOUT_NODES:
         doc.capped = f"{nodes} nodes > {MAX_LAYOUT_NODES}: plain text, no layout"
