@@ -289,7 +289,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("b", metavar="B", help="the page compared with A")
     c.add_argument("--json", action="store_true", help="print the scores as JSON")
     c.add_argument("--url", metavar="URL", help="the address both pages were captured from: a home page stands for "
-                   "the organisation, a deep page for its subject (default: the files, read as deep pages)")
+                   "the organisation, a deep page for its subject, read by its main content (default: the "
+                   "files, read as deep pages)")
     engine_opts(c)
     c.set_defaults(func=cmd_compare)
 
