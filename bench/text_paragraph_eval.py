@@ -166,6 +166,7 @@ def main() -> int:
     from watcher.engine import Engine
     from watcher.model import Capture
     from watcher.profiles import TEXT_RUN_WORDS, lost_run
+    from watcher.step import HistoryState
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pages", type=Path, default=PAGES, help="newspaper-pages.tar.gz or its unpacked directory")
@@ -181,8 +182,10 @@ def main() -> int:
         url = f"http://{name.rstrip('12')}/news/2015/{name}"
         caps = [Capture(url=url, timestamp=T0 + timedelta(days=30 * i), content=c, content_type="text/html",
                         status=200) for i, c in enumerate((a, b))]
-        change = engine.scan_history("h", caps).verdicts[1].change
-        fa, fb = (engine.fingerprint(c) for c in caps)
+        # each page fingerprinted once, then the one scoring step (what scan_history folds)
+        fa, fb = (engine.fingerprint(c, seed_url=url) for c in caps)
+        state = engine.score_next("h", HistoryState(), caps[0], fa, url)[1]
+        change = engine.score_next("h", state, caps[1], fb, url)[0].change
         return change, lost_run(fa.tokens or (), fb.tokens or (), engine.config.tokens.shingle_size)
 
     rows: list[tuple[str, str, int]] = []

@@ -59,11 +59,9 @@ class CanonicalConfig(_Frozen):
 class ExtractConfig(_Frozen):
     max_bytes: int = Field(default=8_000_000, ge=1)
     max_decompress_ratio: float = Field(default=200.0, gt=1.0)
-    # Boilerplate removal before measuring: "auto" removes it where the question is about an article:
-    # the text profile (a citation points at the article, not at the menus and "most popular" lists
-    # that change around it) and a deep-page seed under the collection profile (it stands for its
-    # subject, and two articles of one site share their menus).  A home page stands for the site,
-    # menus and all: the whole page is kept there (removal measured to hurt: README).
+    # Boilerplate removal before measuring: "auto" removes it where the question is about an article
+    # (the text profile; a deep-page seed under the collection profile), not from a home page, whose
+    # menus carry the site (removal measured to hurt there); why: ``main_content_for``.
     main_content: bool | Literal["auto"] = "auto"
     remove_banners: bool = True
     fallback_encoding: str = "windows-1252"
@@ -71,7 +69,9 @@ class ExtractConfig(_Frozen):
 
     def main_content_for(self, profile: str, deep_page: bool = False) -> bool:
         """Whether ``profile``'s fingerprints are taken from the page's main content (``deep_page``:
-        the history's seed is a deep page, see ``profiles.seed_kind``)."""
+        the history's seed is a deep page, ``profiles.seed_kind``).  A citation points at the article,
+        not at the menus and "most popular" lists around it; a deep seed stands for its article, and
+        two articles of one site share those lists; a home page stands for the site, menus and all."""
         if isinstance(self.main_content, bool):
             return self.main_content
         return profile == "text" or (profile == "collection" and deep_page)
