@@ -482,3 +482,19 @@ def test_another_article_under_a_deep_address_reads_replaced_not_identity_lost()
     wholly = Engine(EngineConfig(extract={"main_content": True}))  # the home page read the same way
     home = wholly.scan_history("h", [cap(0, a), cap(1, b)]).verdicts[1]
     assert home.checks[:1] == ("identity",) and home.reason.startswith("site identity lost")
+
+
+def test_a_store_of_whole_page_deep_baselines_is_re_taken_once(tmp_path: Path) -> None:
+    """A store written before deep pages were read by their main content holds whole-page baselines
+    for them: comparing the two readings would measure the change of reading, so the next capture
+    becomes the baseline, once, and the step goes on from it."""
+    lists = [textgen.paragraph("space", 120, 1), *textgen.document(["cooking", "space"], 150, 2)]
+    a = _site_page(textgen.document(["law", "river"], 120, 1), lists)
+    b = _site_page(textgen.document(["music", "garden"], 120, 9), lists)
+    with SQLiteStore(tmp_path / "s.db") as store:
+        before = Watcher(Engine(EngineConfig(extract={"main_content": False})), store)
+        assert before.process(cap(0, a, url=DEEP)).change == "baseline"
+        now = Watcher(Engine(EngineConfig()), store)
+        retaken = now.process(cap(1, a, url=DEEP))
+        assert retaken.change == "baseline" and "now read as main content" in retaken.reason
+        assert now.process(cap(2, b, url=DEEP)).status == "off-topic"
