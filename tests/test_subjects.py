@@ -431,7 +431,7 @@ def test_a_deep_page_is_read_by_its_main_content_a_home_page_whole(tmp_path: Pat
     ``compare`` alike; a home page stands for the site, menus and all, and keeps the whole page.
     Measured on the deep-page collection whose titles are the site's name and that declares no
     headline: grouped CV F1 0.860 -> 0.901; gold's verdicts unchanged (its three deep seeds)."""
-    from watcher.compare import compare_files
+    from watcher.compare import compare_files, format_comparison
 
     lists = [textgen.paragraph("space", 120, 1), *textgen.document(["cooking", "space"], 150, 2)]
     lists2 = [textgen.paragraph("space", 120, 7), *textgen.document(["cooking", "space"], 150, 8)]
@@ -457,11 +457,12 @@ def test_a_deep_page_is_read_by_its_main_content_a_home_page_whole(tmp_path: Pat
     assert r[1].change in ("unchanged", "minor") and "another text" in r[2].reason
     (tmp_path / "a.html").write_bytes(a)
     (tmp_path / "b.html").write_bytes(b)
-    assert compare_files(str(tmp_path / "a.html"), str(tmp_path / "b.html"), EngineConfig(), url=DEEP)["overall"] \
-        == "off-topic"
+    deep = compare_files(str(tmp_path / "a.html"), str(tmp_path / "b.html"), EngineConfig(), url=DEEP)
+    assert deep["overall"] == "off-topic" and deep["read"] == "main content"
     # under the home page's address the lists are the site: new stories on the same menus, on topic
-    assert compare_files(str(tmp_path / "a.html"), str(tmp_path / "b.html"), EngineConfig(), url=URL)["overall"] \
-        == "on-topic"
+    home = compare_files(str(tmp_path / "a.html"), str(tmp_path / "b.html"), EngineConfig(), url=URL)
+    assert home["overall"] == "on-topic" and home["read"] == "whole page"
+    assert "read: whole page" in format_comparison(home)
     assert eng.scan_history("h", [cap(0, a), cap(1, b)]).verdicts[1].status == "on-topic"
 
 

@@ -90,7 +90,8 @@ def compare_files(a: str, b: str, cfg: EngineConfig, profile: str | None = None,
     }
     return {"measures": measures, "overall": v.status, "change": v.change, "reason": v.reason,
             "profile": prof, "checks": list(v.checks), "page_kind": cur.page_kind,
-            "languages": [base.language, cur.language], "words": [base.word_count, cur.word_count]}
+            "languages": [base.language, cur.language], "words": [base.word_count, cur.word_count],
+            "read": "main content" if cur.boilerplate_removed else "whole page"}
 
 
 def format_comparison(result: dict[str, Any]) -> str:
@@ -100,6 +101,7 @@ def format_comparison(result: dict[str, Any]) -> str:
         vote = "" if m["votes"] else "  (reported)"
         lines.append(f"{name:16s} {score:>9s} {fmt(m['threshold']):>9s}  {m['status']}{vote}")
     lines.append("-" * 50)
-    lines.append(f"overall: {result['overall']}   change: {result['change']}   profile: {result['profile']}")
+    lines.append(f"overall: {result['overall']}   change: {result['change']}   profile: {result['profile']}   "
+                 f"read: {result['read']}")
     lines.append(f"reason:  {result['reason']}")
     return "\n".join(lines)
