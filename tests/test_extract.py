@@ -242,6 +242,28 @@ def test_main_content_drops_a_comment_thread_longer_than_the_article() -> None:
     assert ARTICLE in text and textgen.paragraph("music", 60, 0) not in text
 
 
+@pytest.mark.parametrize("wrapper", [
+    '<div class="box article"><div class="article-header"><h1>Report</h1>{}</div></div>',  # nypost.com
+    '<div class="detail_widget widget">{}</div>',  # a Bengali news site
+    '<aside class="rightColumn"><div class="slideshow">{}</div></aside>',  # bhg.com's slideshow
+    '<article><footer class="meta-data"><div class="transcript">{}</div></footer></article>',  # upworthy
+])
+def test_main_content_keeps_the_article_body_whatever_its_containers_are_named(wrapper: str) -> None:
+    """The element whose own paragraphs hold the most text is the article body, and neither it nor
+    a container of it is boilerplate, whatever the template named them: removal by names alone
+    dropped the article on 17 newspaper pages (an "article-header" wrapper, a "widget", an
+    ``<aside>`` column, a ``<footer>`` holding a transcript).  The menus and lists around still go."""
+    article = "".join(f"<p>{textgen.paragraph('law', 40, i)}</p>" for i in range(4))
+    # the lists around outweigh the article, so no frame rule keeps its container
+    most_read = "".join(f"<p>Most read: {textgen.paragraph('music', 50, i)}</p>" for i in range(2))
+    menus = (f'<nav><a href="/">Home</a> <a href="/about">About us</a> {textgen.paragraph("space", 60, 1)}</nav>'
+             f'<div class="sidebar">{most_read}</div><div class="footer">Copyright the newspaper '
+             f'{textgen.paragraph("cooking", 40, 2)}</div>')
+    text = read_html(f"<html><body>{menus}{wrapper.format(article)}</body></html>", main_content=True).text
+    assert all(textgen.paragraph("law", 40, i) in text for i in range(4))
+    assert "About us" not in text and "Most read" not in text and "Copyright" not in text
+
+
 def test_main_content_that_keeps_almost_nothing_reads_the_whole_page() -> None:
     """Where the removal leaves fewer words than a stub of a longer page, the extraction failed
     (the article sat in blocks named after a header and a widget, each under half the page:
