@@ -281,15 +281,25 @@ def frames_of(root: lxml.html.HtmlElement) -> list[str]:
     return [src for _, _, src in sorted(ranked)][:20]
 
 
+def _strip_banners(root: lxml.html.HtmlElement, html: str, banners: bool, site_name: str) -> None:
+    if banners and any(b in html for b in (*_BANNER_IDS, "HEADER")):
+        remove_banners(root, site_name)
+
+
+def _drop_invisible(root: lxml.html.HtmlElement) -> None:
+    # Inscriptis walks every node; drop the subtrees it would hide anyway.
+    for el in list(root.iter(*_INVISIBLE)):
+        _drop(el)
+
+
 def _whole(html: str, banners: bool, site_name: str) -> lxml.html.HtmlElement | None:
-    """``html`` parsed again, banners and invisible elements removed: the whole page, for where
-    main content was asked for and its extraction failed."""
+    """``html`` parsed again, banners and invisible elements removed as :func:`read_html` does: the
+    whole page, for where main content was asked for and its extraction failed (parsed again only
+    then: a copy of every tree beforehand would cost every page)."""
     root = parse_tree(html)
     if root is not None:
-        if banners and any(b in html for b in (*_BANNER_IDS, "HEADER")):
-            remove_banners(root, site_name)
-        for el in list(root.iter(*_INVISIBLE)):
-            _drop(el)
+        _strip_banners(root, html, banners, site_name)
+        _drop_invisible(root)
     return root
 
 
@@ -321,8 +331,7 @@ def read_html(html: str, *, banners: bool = True, main_content: bool = False) ->
     doc.lang_attr = root.get("lang") or root.get("xml:lang")
     doc.script_count = sum(1 for _ in root.iter("script"))
     doc.frames = frames_of(root)
-    if banners and any(b in html for b in (*_BANNER_IDS, "HEADER")):
-        remove_banners(root, doc.site_name)
+    _strip_banners(root, html, banners, doc.site_name)
     for h in root.iter("h1", "h2"):
         # its words only: a script or a style inside a heading is not what the heading says
         t = normalise_ws(" ".join(h.xpath(".//text()[not(ancestor::script or ancestor::style)]")))[:300]
@@ -332,9 +341,7 @@ def read_html(html: str, *, banners: bool = True, main_content: bool = False) ->
                 doc.h1.append(t)
         if len(doc.headings) >= 20:
             break
-    # Inscriptis walks every node; drop the subtrees it would hide anyway.
-    for el in list(root.iter(*_INVISIBLE)):
-        _drop(el)
+    _drop_invisible(root)
     if main_content and not remove_boilerplate(root):
         whole = _whole(html, banners, doc.site_name)  # the extraction failed: the whole page
         root = root if whole is None else whole
