@@ -10,7 +10,14 @@ headings and the start of the text finds them without any baseline.
 
 A phrase in the title or a heading is strong evidence; in the body it counts
 only when the page is short (a long article that *mentions* "page not found"
-is not a soft 404).
+is not a soft 404).  Wherever it is, it must stand as the page's own notice,
+not as words in a sentence or a headline about something else: news and
+activist pages report blocks, hacks and works ("a web page, still under
+construction, and a booklet", "Access Denied- Thousands of Palestinians are
+being denied access to water"), and a deep page read by its main content is
+short enough for the body rule.  So a phrase counts in a unit -- the title, a
+heading, a line of text -- that is short or that it opens, and not where it is
+a headline's kicker (:func:`_notice`).
 """
 
 from __future__ import annotations
@@ -20,12 +27,19 @@ from dataclasses import dataclass
 
 from .text import fold_letters
 
+# Phrases that a headline uses as words of its own ("Egypt ministry website hacked by activists",
+# "Elections coming soon", "Journalists' access denied"), while the notice opens with them ("Hacked
+# By Mr.X", "Coming Soon", "Access Denied"): they count only at the start of their unit (the title,
+# a heading, a line), a word or a mark before them at most ("Site Hacked By", "Website Coming Soon").
+_OPENS = r"^\W*(?:\S+\s+)?"
 # kind -> phrases (lowercase; regular expressions).  Several languages each:
 # the collections this tool serves are multilingual.
 _PHRASES: dict[str, tuple[str, ...]] = {
     "soft-404": (
         r"\b404\b.{0,40}(not found|error|page)", r"^\s*(error )?404\s*([|:\-–—]|$)", r"page (was )?not found",
-        r"page cannot be found",
+        # WordPress's own 404 ("Oops! That page can’t be found.") and the CMSs' "could not be found"
+        r"page cannot be found", r"(that |this )?page can[’']?t be found",
+        r"(page|url|file|resource) you (have )?requested (could not|cannot|can[’']?t) be found",
         r"page you (are|were) looking for", r"requested (url|page) (was not found|could not be found)",
         r"no longer (available|exists)", r"(page|file) (does not|doesn't) exist", r"not found on this server",
         r"página no encontrada", r"no se (ha podido encontrar|encontr[óo]) la página",
@@ -71,7 +85,7 @@ _PHRASES: dict[str, tuple[str, ...]] = {
     ),
     "parked": (
         r"(this|the) domain (name )?(is|may be) for sale", r"buy this domain", r"domain (is )?for sale",
-        r"this (web )?page is parked", r"parked (free|domain)", r"domain parking", r"sedo(parking)?",
+        r"this (web )?page is parked", r"parked (free|domain)", r"domain parking", r"sedo(parking)?(?![a-z])",
         r"hugedomains", r"this domain (has )?expired", r"domain (name )?(has )?expired",
         r"related (searches|links).{0,200}(privacy policy|sponsored)", r"inquire about this domain",
         r"get this domain", r"the domain .{0,60} (is|has been) registered", r"domain names? (is )?available",
@@ -103,7 +117,7 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"خطأ في (الاتصال ب)?قاعدة البيانات",
     ),
     "under-construction": (
-        r"under construction", r"coming soon", r"site (is )?(currently )?under maintenance",
+        r"under construction", _OPENS + r"coming soon", r"site (is )?(currently )?under maintenance",
         r"(currently )?down for maintenance", r"(currently )?undergoing (scheduled |planned )?maintenance",
         r"briefly unavailable for scheduled maintenance", r"maintenance mode", r"mantenimiento programado",
         r"maintenance en cours", r"wartungsmodus", r"en construcci[óo]n", r"en (cours de )?construction",
@@ -120,23 +134,43 @@ _PHRASES: dict[str, tuple[str, ...]] = {
     "bot-challenge": (
         r"checking (if the site connection is secure|your browser)", r"attention required!? \| cloudflare",
         r"just a moment\.\.\.", r"ddos protection by", r"are you a (human|robot)", r"verify you are (a )?human",
-        r"enable (javascript and )?cookies to continue", r"captcha", r"access denied", r"403 forbidden",
+        r"enable (javascript and )?cookies to continue", r"captcha", _OPENS + r"access denied", r"403 forbidden",
         r"you don't have permission to access", r"request unsuccessful\. incapsula", r"pardon our interruption",
         r"unusual traffic from your computer", r"(تحقق|التحقق) من (أنك|انك) (إنسان|لست روبوت)",
     ),
     "defaced": (
-        r"hacked by", r"h4ck3d", r"defaced by", r"owned by .{0,30} team", r"was here\b.{0,40}hack",
+        _OPENS + r"hacked by", r"h4ck3d", _OPENS + r"defaced by", _OPENS + r"owned by .{0,30} team",
+        r"was here\b.{0,40}hack",
         r"greetz", r"security is (just )?an illusion",
     ),
 }
 # Phrases and pages are compared with their letters folded (watcher.text.fold_letters): Arabic is
 # written with and without hamza, taa marbuta and alef maqsura dotted or not, harakat or tatweel.
-_COMPILED = {kind: re.compile("|".join(f"(?:{fold_letters(p)})" for p in pats), re.I)
+# A phrase of Latin letters matches whole words: "sedo" is in "předsedou" (Czech, "chairman") and
+# "sedot" (Indonesian), "dan.com" in "jordan.com"; gold's on-topic pages hold both (Arabic phrases
+# keep no bound: its prefixes are written joined, "وهذا").
+_COMPILED = {kind: re.compile("|".join(f"(?:{'(?<![a-z])' if p[0].isascii() and p[0].isalpha() else ''}"
+                                       f"{fold_letters(p)}{'(?![a-z])' if p[-1].isascii() and p[-1].isalpha() else ''})"
+                                       for p in pats), re.I)
              for kind, pats in _PHRASES.items()}
 # Order matters when several kinds match: the most specific first.
 _ORDER = ("parked", "suspended", "defaced", "database-error", "bot-challenge", "soft-404", "login-wall",
           "under-construction")
 SHORT_PAGE_WORDS = 250
+# A unit (the title, a heading, a line of text) longer than this is prose: a phrase in it is a
+# mention unless it opens the unit (within its first OPENS_WITHIN_WORDS words).  Every notice on
+# the real pages here fits (gold's error pages: 2 to 8 words, or the phrase first: "This site is
+# not available at the current time ..."; Fox News's "It seems you clicked on a bad link and
+# stumbled upon our 404 page": 14), while gold's on-topic pages and the newspaper pages mention
+# the phrases inside lines of 23 to 337 words, from their seventh word on.
+PROSE_MAX_WORDS = 20
+OPENS_WITHIN_WORDS = 2
+# A headline's kicker: the phrase, then a colon or a dash joined to it, then a headline of its own
+# ("Access Denied- Thousands of Palestinians are being denied access to water" and "COMING SOON:
+# Nov 28 to Dec 4" on gold's on-topic pages).  A notice names at most its site after the colon
+# ("Page Not Found: Details", "Apache2 Default Page: It works").
+KICKER_MIN_WORDS = 4
+_KICKER = re.compile(r"^[:\-–—]+\s*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,18 +187,38 @@ def detect_page_kind(title: str, headings: tuple[str, ...] | list[str], text: st
     ``status`` (the HTTP status, when known) settles soft errors: a 4xx/5xx
     capture is an error page whatever it says.
     """
-    head = fold_letters(" | ".join([title, *headings[:4]]))
-    for kind in _ORDER:
-        m = _COMPILED[kind].search(head)
-        if m:
-            return PageKind(kind, m.group(0)[:80], "title")
+    head = [fold_letters(u) for u in (title, *headings[:4])]
+    found = _first(head)
+    if found:
+        return PageKind(found[0], found[1], "title")
     if word_count <= SHORT_PAGE_WORDS:
-        body = fold_letters(text[:3000])
-        for kind in _ORDER:
-            m = _COMPILED[kind].search(body)
-            if m:
-                return PageKind(kind, m.group(0)[:80], "body")
+        found = _first(fold_letters(text[:3000]).splitlines())
+        if found:
+            return PageKind(found[0], found[1], "body")
     if status is not None and status >= 400:
         kind = "soft-404" if status in (404, 410) else "database-error" if status >= 500 else "bot-challenge"
         return PageKind(kind, f"HTTP {status}", "status")
+    return None
+
+
+def _notice(unit: str, m: re.Match[str]) -> bool:
+    """Whether the phrase ``m`` stands as a notice in ``unit``, not as words of a sentence (a
+    prose line it does not open) or a headline's kicker (see the constants)."""
+    words = unit.split()
+    before = len(unit[:m.start()].split())
+    if len(words) > PROSE_MAX_WORDS and before > OPENS_WITHIN_WORDS:
+        return False
+    after = unit[m.end():]
+    kicker = _KICKER.match(after)
+    return not (kicker and len(after[kicker.end():].split()) >= KICKER_MIN_WORDS)
+
+
+def _first(units: list[str]) -> tuple[str, str] | None:
+    """The first kind (in :data:`_ORDER`) with a phrase that stands as a notice in any unit, and
+    the phrase."""
+    for kind in _ORDER:
+        for unit in units:
+            for m in _COMPILED[kind].finditer(unit):
+                if _notice(unit, m):
+                    return kind, m.group(0)[:80]
     return None

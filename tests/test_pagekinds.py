@@ -1,0 +1,83 @@
+"""Page kinds: a phrase counts where it stands as the page's own notice, not where a page reports
+or mentions it.  The mentions below are the ones found on gold's on-topic pages and on the real
+newspaper pages (quoted or paraphrased); the notices are the platforms' and CMSs' own wording."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from tests import textgen
+from watcher.config import EngineConfig
+from watcher.engine import Engine
+from watcher.model import Capture
+from watcher.pagekinds import detect_page_kind
+
+
+def _kind(title: str, headings: list[str], text: str) -> str | None:
+    found = detect_page_kind(title, headings, text, len(text.split()))
+    return found.kind if found else None
+
+
+@pytest.mark.parametrize(("title", "headings", "text"), [
+    # a headline's kicker (gold, amnesty.org.il and a women's-rights site's home pages)
+    ("Human Rights Centre", ["Access Denied- Thousands of Palestinians are being denied access to water"], "News"),
+    ("Events", [], "Upcoming\nCOMING SOON: Nov 28 to Dec 4\nSixteen days of activism"),
+    ("Under construction: Egypt's new parliament building opens its doors", [], "Report"),
+    # words of a sentence (gold, a human-rights site; slate.com; parsely.com)
+    ("Campaign", [], "The campaign will include a web page, still under construction, and a booklet containing "
+                     "guidance for women to defend their rights in court and before the police"),
+    ("Cables", [], "The cable offers more capacity and more redundancy, and the next one, now under construction, "
+                   "parallels a good chunk of the old route between Malaysia and Egypt"),
+    ("Analytics", [], "This issue has been resolved for iOS, with a fix for Android coming soon, and publishers "
+                      "may see an increase in mobile traffic from the app over the next weeks"),
+    ("Ministry", [], "Cairo. The ministry said on Tuesday that its website had been hacked by a group calling "
+                     "itself the Egyptian Cyber Army, and that access denied to officials was restored at noon."),
+    # a Latin phrase inside another word (gold: Czech "předsedou", Indonesian "sedot"; a link)
+    ("Ombudsman", [], "Společně s předsedou soudcovské unie"),
+    ("Berita", [], "Korupsi sedot perhatian menjelang pemilu"),
+    ("Links", [], "Visit jordan.com for travel advice"),
+])
+def test_a_page_that_reports_or_mentions_a_notice_is_not_one(title: str, headings: list[str], text: str) -> None:
+    assert _kind(title, headings, text) is None
+
+
+@pytest.mark.parametrize(("title", "headings", "text", "kind"), [
+    # WordPress's default themes and common CMSs: the notices the lists lacked
+    ("Activist Blog", ["Oops! That page can’t be found."], "It looks like nothing was found", "soft-404"),
+    ("Activist Blog", [], "The page you requested could not be found. Try a search.", "soft-404"),
+    # a kicker that is itself followed by a notice
+    ("Site", [], "Error 404: The page you requested could not be found", "soft-404"),
+    # a notice in a long line that it opens, and a sentence-long notice (Fox News's 404 heading)
+    ("acda", [], "This site is not available at the current time. Email info@example.org for more details "
+                 "about the organisation, its work, its members, its reports, and how to reach us.", "suspended"),
+    ("Fox News", ["It seems you clicked on a bad link and stumbled upon our 404 page"], "What should I do now?",
+     "soft-404"),
+    # the phrase and its site after a colon
+    ("Page Not Found: Details", [], "Culture Trends", "soft-404"),
+    ("Hacked By Mr.Black", [], "Greetz to all", "defaced"),
+    ("Domain parking", [], "sedoparking.com: this domain may be for sale", "parked"),
+])
+def test_notices_still_read_as_their_kind(title: str, headings: list[str], text: str, kind: str) -> None:
+    assert _kind(title, headings, text) == kind
+
+
+def test_a_short_news_article_reporting_a_hack_is_a_baseline_and_stays_on_topic() -> None:
+    """A deep page is read by its main content: a news brief is short enough for the body rule, and
+    its title is a headline.  Read as a notice, the article would never be a baseline and every
+    capture of it would be off topic; it is the seed's subject."""
+    url = "http://english.example-news.com/news/2011/egypt-ministry-website-hacked"
+    brief = ("CAIRO. The interior ministry said on Tuesday that its website had been hacked by a group calling "
+             "itself the Egyptian Cyber Army. Under construction: a new site, the ministry added, will open soon. "
+             + textgen.paragraph("law", 90, 3))
+    title = "Access denied: Egypt ministry website hacked by activists"
+    first = textgen.html([brief], title)
+    later = textgen.html([brief, textgen.paragraph("law", 30, 4)], title)
+    caps = [Capture(url=url, timestamp=datetime(2011, 2 + i, 1), content=c, content_type="text/html", status=200)
+            for i, c in enumerate((first, later))]
+    engine = Engine(EngineConfig())
+    fp = engine.fingerprint(caps[0], seed_url=url)
+    assert fp.word_count < 250 and fp.page_kind is None
+    verdicts = engine.scan_history("k", caps).verdicts
+    assert [v.change for v in verdicts] == ["baseline", "minor"], [v.reason for v in verdicts]
