@@ -154,15 +154,17 @@ def _names_site(segment: str, host: str) -> bool:
 
 
 @functools.lru_cache(maxsize=1024)
-def _own_segments(base: str, cur: str, host: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """The baseline title's segments that do not name the site, and each title's segments that the
-    other does not share.  Cached: a capture's subject may read the two titles twice (the title,
-    then whether the capture's title names anything of its own)."""
+def _own_segments(base: str, cur: str, host: str
+                  ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The baseline title's segments that do not name the site, each title's segments that the
+    other does not share, and the capture's that it shares.  Cached: a capture's subject may read
+    the two titles twice (the title, then whether the capture's title names anything of its own)."""
     bs, cs = _segments(base), _segments(cur)
     if host:
         bs = [s for s in bs if not _names_site(s, host)]
         cs = [s for s in cs if not _names_site(s, host)]
-    return tuple(bs), tuple(s for s in bs if s not in cs), tuple(s for s in cs if s not in bs)
+    return (tuple(bs), tuple(s for s in bs if s not in cs), tuple(s for s in cs if s not in bs),
+            tuple(s for s in cs if s in bs))
 
 
 def title_subject(base: str, cur: str, host: str = "") -> float | None:
@@ -181,7 +183,7 @@ def title_subject(base: str, cur: str, host: str = "") -> float | None:
         return None  # no title on one side: no evidence either way
     from rapidfuzz.fuzz import token_set_ratio
 
-    bs, b_own, c_own = _own_segments(base, cur, host)
+    bs, b_own, c_own, kept = _own_segments(base, cur, host)
     if not bs:
         return None  # the baseline's title names the site alone
     if not b_own:  # same title (same subject), or the baseline's is all labels the capture repeats
@@ -195,7 +197,12 @@ def title_subject(base: str, cur: str, host: str = "") -> float | None:
         # "Live blog | Syria") is no headline: its subjects are compared below.
         return None
     if not c_own:
-        return 0.0  # the subject gone from the title, labels left
+        # Nothing of its own in the capture's title.  With only the site's name left, the subject is
+        # gone from it.  Keeping some of the baseline's segments, the title dropped labels or the
+        # subject, and which one no rule can tell: "Mubarak trial | Middle East | Al Jazeera" then
+        # "Mubarak trial | Al Jazeera" is a section label dropped by a new template, not another
+        # subject.  No evidence: the text decides, as where the titles name no subject.
+        return None if kept else 0.0
     # Each title's longest segment of its own is its subject: the headline is the long one wherever
     # the template puts it ("News | <headline> | Site"), and section names padded in ("Latest News
     # | Breaking News UK" against "Celebs | Showbiz and TV") would dilute two headlines into a match
