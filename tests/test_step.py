@@ -47,6 +47,36 @@ def test_compare_scan_and_stream_agree_on_a_pair(tmp_path: Path) -> None:
     assert batch.reason == stream.reason
 
 
+MOVED = b"<html><head><title>301 Moved Permanently</title></head><body><h1>Moved Permanently</h1>" \
+        b"<p>The document has moved <a href='https://www.riverside-rights.org/'>here</a>.</p></body></html>"
+
+
+def test_an_http_redirect_after_the_baseline_is_judged_by_its_target_not_its_body(tmp_path: Path) -> None:
+    """A redirect's body is the server's note, not the page.  Judged as a page, a home page that
+    moved to https or www read "site identity lost" at every later crawl (a crawl-stop alert each
+    time); the redirect is read as a stub is: same site, no verdict; another site, or an article
+    sent to the front page, off topic.  Batch and the stream over the real SQLite store agree."""
+    deep = "http://www.riverside-rights.org/news/2012/03/court-hearing-on-the-dam.html"
+    page = textgen.html(BASE, "Riverside Rights Project")
+    cases = [  # (seed, status, Location, status, reason fragment)
+        (URL, 301, "https://www.riverside-rights.org/", "empty", "HTTP 301 redirect to https://www.riverside"),
+        (URL, 302, "/en/", "empty", "(same site)"),
+        (URL, 301, None, "empty", "no target recorded"),
+        (URL, 301, "http://casino-bonus.example.com/", "off-topic", "redirects to another site"),
+        (deep, 302, "http://www.riverside-rights.org/", "off-topic", "home page"),
+        (deep, 301, "/news/2012/03/dam-hearing.html", "empty", "(same site)"),
+    ]
+    for i, (seed, status, location, want, why) in enumerate(cases):
+        headers = {"Location": location} if location else {}
+        caps = [cap(0, page, url=seed), cap(1, MOVED, url=seed, status=status, headers=headers), cap(2, page, url=seed)]
+        batch = Engine(EngineConfig()).scan_history("h", caps).verdicts
+        with SQLiteStore(tmp_path / f"s{i}.db") as store:
+            stream = [Watcher(Engine(EngineConfig()), store).process(c) for c in caps]
+        assert [(v.status, v.reason) for v in stream] == [(v.status, v.reason) for v in batch]
+        assert batch[1].status == want and why in batch[1].reason, (seed, status, batch[1].reason)
+        assert batch[2].change == "unchanged"  # the baseline stays
+
+
 @pytest.mark.parametrize("status", [301, 404, 503])
 def test_redirects_and_errors_are_never_baselines(status: int) -> None:
     moved = b"<html><head><title>301 Moved Permanently</title></head><body><h1>Moved Permanently</h1>" \

@@ -42,6 +42,9 @@ _HTML_SNIFF = re.compile(rb"<\s*(!doctype\s+html|html|head|body|title|meta|div|p
 _DOI_META = ("citation_doi", "dc.identifier", "prism.doi", "dc.identifier.doi", "bepress_citation_doi")
 RAW_SIMHASH_MAX_CHARS = 65536
 STUB_MAX_WORDS = 20
+# HTTP redirects: the body of such a response ("301 Moved Permanently. The document has moved
+# here.") is the server's note, never the page; the page is at the Location.  304 is a revisit.
+REDIRECT_STATUSES = frozenset({300, 301, 302, 303, 307, 308})
 MINHASH_SEED = 1
 MINHASH_CHUNK = 8192
 MAX_WORDS = 300_000  # words read per capture (about 2 MB of text); the rest is cut and noted "truncated"
@@ -204,6 +207,13 @@ def _redirect_of(doc: HtmlDoc, url: str, n_words: int) -> str | None:
     return None
 
 
+def _location(capture: Capture) -> str | None:
+    """An HTTP redirect's target, read through archive rewriting, or ``None`` when the capture
+    recorded no ``Location``."""
+    loc = next((v for k, v in capture.headers.items() if k.lower() == "location" and v.strip()), None)
+    return original_url(urljoin(capture.url, loc.strip())) if loc else None
+
+
 def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, words_kept: bool = False,
                 main_content: bool | None = None) -> Fingerprint:
     """Fingerprint ``capture``; never raises on bad content.
@@ -287,6 +297,8 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, wor
     meta_dois = {d for k in _DOI_META for v in doc.meta.get(k, []) for d in find_dois(v)}
     dois = frozenset(meta_dois or set(sorted(doc.dois)[:50]))
     redirect = _redirect_of(doc, capture.url, len(tokens))
+    if capture.status in REDIRECT_STATUSES:
+        redirect = _location(capture)  # None where no target was recorded: still not the page (verdict)
     pk = detect_page_kind(doc.title, doc.headings, text, len(tokens), capture.status) if cfg.page_kinds else None
     # kept by the Fingerprint only where the title does not contain it (see Fingerprint.headline)
     headline = normalise_ws((doc.meta.get("og:title") or doc.meta.get("citation_title") or [""])[0])[:HEADLINE_MAX]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from . import measures as ms
 from .config import DoiConfig, EngineConfig
-from .fingerprint import EXTRACT_FAILED, UNREADABLE, host_of, site_of
+from .fingerprint import EXTRACT_FAILED, REDIRECT_STATUSES, UNREADABLE, host_of, site_of
 from .model import ChangeClass, Fingerprint, MeasureResult, TopicStatus
 
 
@@ -121,8 +121,14 @@ def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureRes
             # redirects to its new address, not to the front page).
             return Decision("off-topic", "off-topic", f"redirects to the site's home page: {cur.redirect} (the page "
                             "is gone)", 0.9, ("redirect",))
-        return Decision("empty", "empty", f"redirect stub to {cur.redirect} (same site): its content is not "
+        what = f"HTTP {cur.http_status} redirect" if cur.http_status in REDIRECT_STATUSES else "redirect stub"
+        return Decision("empty", "empty", f"{what} to {cur.redirect} (same site): its content is not "
                         "in this capture", 0.0)
+    if cur.http_status in REDIRECT_STATUSES:
+        # A redirect's body is the server's note ("Moved Permanently"), not the page: judged, a home
+        # page that moved to https or www read as "site identity lost" at every crawl.
+        return Decision("empty", "empty", f"HTTP {cur.http_status} redirect with no target recorded: its "
+                        "content is not in this capture", 0.0)
     if cur.http_status is not None and cur.http_status >= 400:
         return Decision("off-topic", "off-topic", f"HTTP {cur.http_status}: an error page, not the page", 0.9,
                         ("http_error",))
