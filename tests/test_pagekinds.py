@@ -47,6 +47,8 @@ def test_a_page_that_reports_or_mentions_a_notice_is_not_one(title: str, heading
     # WordPress's default themes and common CMSs: the notices the lists lacked
     ("Activist Blog", ["Oops! That page can’t be found."], "It looks like nothing was found", "soft-404"),
     ("Activist Blog", [], "The page you requested could not be found. Try a search.", "soft-404"),
+    ("Facebook", [], "The page you requested was not found. You may have clicked an expired link.", "soft-404"),
+    ("فيسبوك", [], "الصفحة التي طلبتها غير موجودة", "soft-404"),
     # a kicker that is itself followed by a notice
     ("Site", [], "Error 404: The page you requested could not be found", "soft-404"),
     # a notice in a long line that it opens, and a sentence-long notice (Fox News's 404 heading)

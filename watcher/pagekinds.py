@@ -40,6 +40,7 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         # WordPress's own 404 ("Oops! That page can’t be found.") and the CMSs' "could not be found"
         r"page cannot be found", r"(that |this )?page can[’']?t be found",
         r"(page|url|file|resource) you (have )?requested (could not|cannot|can[’']?t) be found",
+        r"(page|url|file|resource) you (have )?requested (was not found|(does not|doesn[’']?t) exist)",
         r"page you (are|were) looking for", r"requested (url|page) (was not found|could not be found)",
         r"no longer (available|exists)", r"(page|file) (does not|doesn't) exist", r"not found on this server",
         r"página no encontrada", r"no se (ha podido encontrar|encontr[óo]) la página",
@@ -63,7 +64,7 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"^\s*there'?s nothing here", r"(blog|site) has been archived or suspended",
         # Arabic: the phrases of the platforms' and the common CMSs' own error pages ("this content
         # is not available", "the page you are looking for", "the blog was not found", "error 404")
-        r"الصفحة (غير (موجودة|متوفرة|متاحة)|المطلوبة غير)", r"الصفحة التي (تبحث|تبحثين|تحاول الوصول) ",
+        r"الصفحة (غير (موجودة|متوفرة|متاحة)|المطلوبة غير)", r"الصفحة التي (تبحث|تبحثين|تحاول الوصول|طلبتها) ",
         r"لم يتم العثور على (الصفحة|المدونة|المقال)", r"(المدونة|الصفحة) (غير موجودة|غير متوفرة)",
         r"(هذا المحتوى|هذا الفيديو|هذه القناة|هذا الحساب) غير (متوفر|متاح|موجود)", r"تمت? إزالة هذا الفيديو",
         r"الرابط الذي (اتبعته|نقرت عليه)", r"خطأ\s*404|404\s*خطأ",
