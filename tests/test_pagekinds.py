@@ -25,6 +25,8 @@ def _kind(title: str, headings: list[str], text: str) -> str | None:
     ("Human Rights Centre", ["Access Denied- Thousands of Palestinians are being denied access to water"], "News"),
     ("Events", [], "Upcoming\nCOMING SOON: Nov 28 to Dec 4\nSixteen days of activism"),
     ("Under construction: Egypt's new parliament building opens its doors", [], "Report"),
+    ("Notes", [], "Part one of the series\nMore coming soon!"),  # a post's last line (pixelmonkey.org)
+    ("Cairo", ["Elections coming soon, the council says"], "News"),
     # words of a sentence (gold, a human-rights site; slate.com; parsely.com)
     ("Campaign", [], "The campaign will include a web page, still under construction, and a booklet containing "
                      "guidance for women to defend their rights in court and before the police"),
@@ -59,6 +61,9 @@ def test_a_page_that_reports_or_mentions_a_notice_is_not_one(title: str, heading
     # the phrase and its site after a colon
     ("Page Not Found: Details", [], "Culture Trends", "soft-404"),
     ("Hacked By Mr.Black", [], "Greetz to all", "defaced"),
+    ("Riverside Rights", [], "This website has been hacked by Team X", "defaced"),
+    ("Riverside Rights", ["Website Coming Soon"], "Stay tuned", "under-construction"),
+    ("Error: Access Denied", [], "You don't have permission", "bot-challenge"),
     ("Domain parking", [], "sedoparking.com: this domain may be for sale", "parked"),
 ])
 def test_notices_still_read_as_their_kind(title: str, headings: list[str], text: str, kind: str) -> None:

@@ -30,8 +30,10 @@ from .text import fold_letters
 # Phrases that a headline uses as words of its own ("Egypt ministry website hacked by activists",
 # "Elections coming soon", "Journalists' access denied"), while the notice opens with them ("Hacked
 # By Mr.X", "Coming Soon", "Access Denied"): they count only at the start of their unit (the title,
-# a heading, a line), a word or a mark before them at most ("Site Hacked By", "Website Coming Soon").
-_OPENS = r"^\W*(?:\S+\s+)?"
+# a heading, a line), after an exclamation or the site named at most ("Error: Access Denied", "Oops!",
+# "Website Coming Soon", "This site has been hacked by"; not "More coming soon!" closing a post).
+_OPENS = (r"^\W*(?:(?:error|oops|sorry|warning)\W+)?(?:(?:our |this |the )?(?:new )?(?:web ?site|site|page|blog|"
+          r"domain)\s+(?:is\s+|has been\s+|was\s+)?)?")
 # kind -> phrases (lowercase; regular expressions).  Several languages each:
 # the collections this tool serves are multilingual.
 _PHRASES: dict[str, tuple[str, ...]] = {
