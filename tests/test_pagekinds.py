@@ -27,6 +27,11 @@ def _kind(title: str, headings: list[str], text: str) -> str | None:
     ("Under construction: Egypt's new parliament building opens its doors", [], "Report"),
     ("Notes", [], "Part one of the series\nMore coming soon!"),  # a post's last line (pixelmonkey.org)
     ("Cairo", ["Elections coming soon, the council says"], "News"),
+    # headlines that say it of something else
+    ("Activist's Twitter account suspended | News", [], "Report"),
+    ("Mobile service unavailable in Tahrir - Ahram Online", [], "Report"),
+    ("Subsidised bread no longer available in Cairo bakeries", [], "Report"),
+    ("New Suez Canal under construction", ["New Suez Canal under construction"], "Report"),
     # words of a sentence (gold, a human-rights site; slate.com; parsely.com)
     ("Campaign", [], "The campaign will include a web page, still under construction, and a booklet containing "
                      "guidance for women to defend their rights in court and before the police"),
@@ -64,6 +69,11 @@ def test_a_page_that_reports_or_mentions_a_notice_is_not_one(title: str, heading
     ("Riverside Rights", [], "This website has been hacked by Team X", "defaced"),
     ("Riverside Rights", ["Website Coming Soon"], "Stay tuned", "under-construction"),
     ("Error: Access Denied", [], "You don't have permission", "bot-challenge"),
+    ("503 Service Unavailable", [], "", "database-error"),
+    ("Facebook", [], "Sorry, this content is no longer available", "soft-404"),
+    ("Riverside Rights", ["Our website is currently under construction"], "", "under-construction"),
+    ("Riverside Rights", [], "Your account has been suspended", "suspended"),
+    ("wwhr | UNDER CONSTRUCTION", [], "Women for Women's Human Rights " * 60, "under-construction"),
     ("Domain parking", [], "sedoparking.com: this domain may be for sale", "parked"),
 ])
 def test_notices_still_read_as_their_kind(title: str, headings: list[str], text: str, kind: str) -> None:

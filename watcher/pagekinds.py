@@ -34,6 +34,15 @@ from .text import fold_letters
 # "Website Coming Soon", "This site has been hacked by"; not "More coming soon!" closing a post).
 _OPENS = (r"^\W*(?:(?:error|oops|sorry|warning)\W+)?(?:(?:our |this |the )?(?:new )?(?:web ?site|site|page|blog|"
           r"domain)\s+(?:is\s+|has been\s+|was\s+)?)?")
+# Phrases that headlines use about something else ("Activist's Twitter account suspended", "Mobile
+# service unavailable in Tahrir", "Subsidised bread no longer available", "New Suez Canal under
+# construction") count only where the unit says them of the page, the site or an account, after an
+# exclamation or a status code at most ("503 Service Unavailable", "Sorry, this content is no longer
+# available", "Our website is currently under construction", "Your account has been suspended").
+_NOTICE_LEAD = r"^\W*(?:(?:error|oops|sorry|warning|\d{3})\W+)*"
+_SAID_OF = (_NOTICE_LEAD + r"(?:(?:our|this|the|your|that)\s+)?(?:(?:new|requested)\s+)?(?:(?:web ?site|site|page|"
+            r"blog|domain|account|content|file|article|item|post|link|url|document)(?:\s+you\s+(?:requested|followed|"
+            r"(?:are|were) looking for))?\s+)?(?:(?:is|has been|was)\s+)?(?:(?:currently|temporarily|now)\s+)?")
 # kind -> phrases (lowercase; regular expressions).  Several languages each:
 # the collections this tool serves are multilingual.
 _PHRASES: dict[str, tuple[str, ...]] = {
@@ -44,7 +53,8 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"(page|url|file|resource) you (have )?requested (could not|cannot|can[’']?t) be found",
         r"(page|url|file|resource) you (have )?requested (was not found|(does not|doesn[’']?t) exist)",
         r"page you (are|were) looking for", r"requested (url|page) (was not found|could not be found)",
-        r"no longer (available|exists)", r"(page|file) (does not|doesn't) exist", r"not found on this server",
+        _SAID_OF + r"no longer (available|exists)", r"(page|file) (does not|doesn't) exist",
+        r"not found on this server",
         r"página no encontrada", r"no se (ha podido encontrar|encontr[óo]) la página",
         r"page (introuvable|non trouvée)",
         r"seite (wurde )?nicht gefunden", r"pagina non trovata", r"página não encontrada", r"страница не найдена",
@@ -97,7 +107,7 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"(هذا )?(النطاق|الدومين|اسم النطاق) (للبيع|معروض للبيع)", r"انتهت صلاحية (هذا )?(النطاق|الدومين|اسم النطاق)",
     ),
     "suspended": (
-        r"account (has been |is )?suspended", r"(site|website) (has been |is )?suspended",
+        _SAID_OF + r"account (has been |is )?suspended", _SAID_OF + r"(site|website) (has been |is )?suspended",
         r"this account has been (suspended|disabled|terminated)", r"bandwidth (limit )?exceeded",
         r"account (is )?(disabled|deactivated)", r"hosting (account )?(has )?expired", r"cuenta suspendida",
         r"compte suspendu", r"konto gesperrt", r"this site (has been|is) (archived|disabled|deleted)",
@@ -113,14 +123,14 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"error establishing a database connection", r"database (connection )?error", r"mysql_connect",
         r"could not connect to (the )?database", r"you have an error in your sql syntax", r"warning: mysql",
         r"fatal error: .{0,80} on line \d+", r"parse error: .{0,80} on line \d+", r"internal server error",
-        r"service (temporarily )?unavailable", r"bad gateway", r"gateway time-?out",
+        _NOTICE_LEAD + r"service (temporarily )?unavailable", r"bad gateway", r"gateway time-?out",
         r"server error in '.*' application",
         r"runtime error", r"too many connections", r"sql server error", r"odbc", r"stack trace",
         r"twitter is over capacity|^twitter / over capacity", r"this (content|page) is temporarily unavailable",
         r"خطأ في (الاتصال ب)?قاعدة البيانات",
     ),
     "under-construction": (
-        r"under construction", _OPENS + r"coming soon", r"site (is )?(currently )?under maintenance",
+        _SAID_OF + r"under construction", _OPENS + r"coming soon", r"site (is )?(currently )?under maintenance",
         r"(currently )?down for maintenance", r"(currently )?undergoing (scheduled |planned )?maintenance",
         r"briefly unavailable for scheduled maintenance", r"maintenance mode", r"mantenimiento programado",
         r"maintenance en cours", r"wartungsmodus", r"en construcci[óo]n", r"en (cours de )?construction",
@@ -174,6 +184,7 @@ OPENS_WITHIN_WORDS = 2
 # ("Page Not Found: Details", "Apache2 Default Page: It works").
 KICKER_MIN_WORDS = 4
 _KICKER = re.compile(r"^[:\-–—]+\s*")
+_TITLE_PARTS = re.compile(r"\s+[|\-–—:»·•]+\s+|\s*[|»·•]\s*")  # "Site | Notice", "Notice - Site"
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +201,9 @@ def detect_page_kind(title: str, headings: tuple[str, ...] | list[str], text: st
     ``status`` (the HTTP status, when known) settles soft errors: a 4xx/5xx
     capture is an error page whatever it says.
     """
-    head = [fold_letters(u) for u in (title, *headings[:4])]
+    # the title whole and each of its parts ("wwhr | UNDER CONSTRUCTION": the notice opens its part)
+    parts = _TITLE_PARTS.split(title)
+    head = [fold_letters(u) for u in (title, *(parts if len(parts) > 1 else ()), *headings[:4])]
     found = _first(head)
     if found:
         return PageKind(found[0], found[1], "title")
