@@ -21,7 +21,7 @@ def _kind(title: str, headings: list[str], text: str) -> str | None:
 
 
 @pytest.mark.parametrize(("title", "headings", "text"), [
-    # a headline's kicker (gold, amnesty.org.il and a women's-rights site's home pages)
+    # a headline's kicker (gold: amnesty.ie's and newtactics.org's home pages)
     ("Human Rights Centre", ["Access Denied- Thousands of Palestinians are being denied access to water"], "News"),
     ("Events", [], "Upcoming\nCOMING SOON: Nov 28 to Dec 4\nSixteen days of activism"),
     ("Under construction: Egypt's new parliament building opens its doors", [], "Report"),
@@ -32,7 +32,7 @@ def _kind(title: str, headings: list[str], text: str) -> str | None:
     ("Mobile service unavailable in Tahrir - Ahram Online", [], "Report"),
     ("Subsidised bread no longer available in Cairo bakeries", [], "Report"),
     ("New Suez Canal under construction", ["New Suez Canal under construction"], "Report"),
-    # words of a sentence (gold, a human-rights site; slate.com; parsely.com)
+    # words of a sentence (gold: therightsexposureproject.com's home page; slate.com; parsely.com)
     ("Campaign", [], "The campaign will include a web page, still under construction, and a booklet containing "
                      "guidance for women to defend their rights in court and before the police"),
     ("Cables", [], "The cable offers more capacity and more redundancy, and the next one, now under construction, "
