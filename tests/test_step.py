@@ -58,7 +58,7 @@ def test_an_http_redirect_after_the_baseline_is_judged_by_its_target_not_its_bod
     sent to the front page, off topic.  Batch and the stream over the real SQLite store agree."""
     deep = "http://www.riverside-rights.org/news/2012/03/court-hearing-on-the-dam.html"
     page = textgen.html(BASE, "Riverside Rights Project")
-    cases = [  # (seed, status, Location, status, reason fragment)
+    cases = [  # (seed, HTTP status, Location, verdict status, reason fragment)
         (URL, 301, "https://www.riverside-rights.org/", "empty", "HTTP 301 redirect to https://www.riverside"),
         (URL, 302, "/en/", "empty", "(same site)"),
         (URL, 301, None, "empty", "no target recorded"),

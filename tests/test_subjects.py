@@ -368,7 +368,7 @@ def test_a_quotation_in_a_headline_is_not_a_title_separator() -> None:
     parts ("Blog Archive » Post", WordPress's "Post « Blog").  Before, an edited Arabic headline
     with a quotation inside split into fragments, the shared fragment was set aside, and the rest
     read as another subject (0.34)."""
-    from watcher.profiles import _segments
+    from watcher.text import title_segments as _segments
 
     site = "المصري اليوم"
     host = "www.almasryalyoum.com"

@@ -29,7 +29,7 @@ from .extract.decode import decode
 from .extract.encoding import decode_body
 from .extract.html import HtmlDoc, find_dois, normalise_ws, read_html
 from .extract.pdf import pdf_text
-from .model import Capture, ContentKind, Fingerprint, payload_digest
+from .model import REDIRECT_STATUSES, Capture, ContentKind, Fingerprint, payload_digest
 from .pagekinds import detect_page_kind
 from .text import content_terms
 from .text import tokens as text_tokens
@@ -42,9 +42,6 @@ _HTML_SNIFF = re.compile(rb"<\s*(!doctype\s+html|html|head|body|title|meta|div|p
 _DOI_META = ("citation_doi", "dc.identifier", "prism.doi", "dc.identifier.doi", "bepress_citation_doi")
 RAW_SIMHASH_MAX_CHARS = 65536
 STUB_MAX_WORDS = 20
-# HTTP redirects: the body of such a response ("301 Moved Permanently. The document has moved
-# here.") is the server's note, never the page; the page is at the Location.  304 is a revisit.
-REDIRECT_STATUSES = frozenset({300, 301, 302, 303, 307, 308})
 MINHASH_SEED = 1
 MINHASH_CHUNK = 8192
 MAX_WORDS = 300_000  # words read per capture (about 2 MB of text); the rest is cut and noted "truncated"
@@ -296,9 +293,9 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, wor
     citation = {k: tuple(v) for k, v in doc.meta.items() if k.startswith("citation_")}
     meta_dois = {d for k in _DOI_META for v in doc.meta.get(k, []) for d in find_dois(v)}
     dois = frozenset(meta_dois or set(sorted(doc.dois)[:50]))
-    redirect = _redirect_of(doc, capture.url, len(tokens))
-    if capture.status in REDIRECT_STATUSES:
-        redirect = _location(capture)  # None where no target was recorded: still not the page (verdict)
+    # an HTTP redirect by its Location (None where none was recorded: still not the page, verdict.decide)
+    redirect = _location(capture) if capture.status in REDIRECT_STATUSES else _redirect_of(doc, capture.url,
+                                                                                           len(tokens))
     pk = detect_page_kind(doc.title, doc.headings, text, len(tokens), capture.status) if cfg.page_kinds else None
     # kept by the Fingerprint only where the title does not contain it (see Fingerprint.headline)
     headline = normalise_ws((doc.meta.get("og:title") or doc.meta.get("citation_title") or [""])[0])[:HEADLINE_MAX]

@@ -17,6 +17,10 @@ from typing import Literal
 
 from .text import normalise
 
+# HTTP redirects: a response's content is at its Location (the fetchers follow them; a captured one
+# is read by its target, never by its "Moved Permanently" body).  304 is a revisit, not a redirect.
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+
 # Topic statuses of one measure or of a capture.  "empty" is a status of its
 # own: a capture with no content is neither on- nor off-topic.
 TopicStatus = Literal["on-topic", "off-topic", "empty", "error", "baseline", "n/a"]

@@ -25,20 +25,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .text import fold_letters
+from .text import fold_letters, title_segments
 
-# Phrases that a headline uses as words of its own ("Egypt ministry website hacked by activists",
-# "Elections coming soon", "Journalists' access denied"), while the notice opens with them ("Hacked
-# By Mr.X", "Coming Soon", "Access Denied"): they count only at the start of their unit (the title,
-# a heading, a line), after an exclamation or the site named at most ("Error: Access Denied", "Oops!",
-# "Website Coming Soon", "This site has been hacked by"; not "More coming soon!" closing a post).
-_OPENS = (r"^\W*(?:(?:error|oops|sorry|warning)\W+)?(?:(?:our |this |the )?(?:new )?(?:web ?site|site|page|blog|"
-          r"domain)\s+(?:is\s+|has been\s+|was\s+)?)?")
 # Phrases that headlines use about something else ("Activist's Twitter account suspended", "Mobile
 # service unavailable in Tahrir", "Subsidised bread no longer available", "New Suez Canal under
-# construction") count only where the unit says them of the page, the site or an account, after an
-# exclamation or a status code at most ("503 Service Unavailable", "Sorry, this content is no longer
-# available", "Our website is currently under construction", "Your account has been suspended").
+# construction", "Egypt ministry website hacked by activists", "Elections coming soon") count only
+# where the unit says them of the page, the site or an account, after an exclamation or a status
+# code at most ("503 Service Unavailable", "Sorry, this content is no longer available", "Our
+# website is currently under construction", "Hacked By Mr.X", "Error: Access Denied", "Website
+# Coming Soon"; not "More coming soon!" closing a post).
 _NOTICE_LEAD = r"^\W*(?:(?:error|oops|sorry|warning|\d{3})\W+)*"
 _SAID_OF = (_NOTICE_LEAD + r"(?:(?:our|this|the|your|that)\s+)?(?:(?:new|requested)\s+)?(?:(?:web ?site|site|page|"
             r"blog|domain|account|content|file|article|item|post|link|url|document)(?:\s+you\s+(?:requested|followed|"
@@ -130,7 +125,7 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"خطأ في (الاتصال ب)?قاعدة البيانات",
     ),
     "under-construction": (
-        _SAID_OF + r"under construction", _OPENS + r"coming soon", r"site (is )?(currently )?under maintenance",
+        _SAID_OF + r"under construction", _SAID_OF + r"coming soon", r"site (is )?(currently )?under maintenance",
         r"(currently )?down for maintenance", r"(currently )?undergoing (scheduled |planned )?maintenance",
         r"briefly unavailable for scheduled maintenance", r"maintenance mode", r"mantenimiento programado",
         r"maintenance en cours", r"wartungsmodus", r"en construcci[óo]n", r"en (cours de )?construction",
@@ -147,12 +142,12 @@ _PHRASES: dict[str, tuple[str, ...]] = {
     "bot-challenge": (
         r"checking (if the site connection is secure|your browser)", r"attention required!? \| cloudflare",
         r"just a moment\.\.\.", r"ddos protection by", r"are you a (human|robot)", r"verify you are (a )?human",
-        r"enable (javascript and )?cookies to continue", r"captcha", _OPENS + r"access denied", r"403 forbidden",
+        r"enable (javascript and )?cookies to continue", r"captcha", _SAID_OF + r"access denied", r"403 forbidden",
         r"you don't have permission to access", r"request unsuccessful\. incapsula", r"pardon our interruption",
         r"unusual traffic from your computer", r"(تحقق|التحقق) من (أنك|انك) (إنسان|لست روبوت)",
     ),
     "defaced": (
-        _OPENS + r"hacked by", r"h4ck3d", _OPENS + r"defaced by", _OPENS + r"owned by .{0,30} team",
+        _SAID_OF + r"hacked by", r"h4ck3d", _SAID_OF + r"defaced by", _SAID_OF + r"owned by .{0,30} team",
         r"was here\b.{0,40}hack",
         r"greetz", r"security is (just )?an illusion",
     ),
@@ -184,7 +179,6 @@ OPENS_WITHIN_WORDS = 2
 # ("Page Not Found: Details", "Apache2 Default Page: It works").
 KICKER_MIN_WORDS = 4
 _KICKER = re.compile(r"^[:\-–—]+\s*")
-_TITLE_PARTS = re.compile(r"\s+[|\-–—:»·•]+\s+|\s*[|»·•]\s*")  # "Site | Notice", "Notice - Site"
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +196,7 @@ def detect_page_kind(title: str, headings: tuple[str, ...] | list[str], text: st
     capture is an error page whatever it says.
     """
     # the title whole and each of its parts ("wwhr | UNDER CONSTRUCTION": the notice opens its part)
-    parts = _TITLE_PARTS.split(title)
+    parts = title_segments(title)
     head = [fold_letters(u) for u in (title, *(parts if len(parts) > 1 else ()), *headings[:4])]
     found = _first(head)
     if found:

@@ -35,7 +35,7 @@ from . import measures as ms
 from .config import EngineConfig
 from .lang import stop_words
 from .model import Fingerprint, MeasureResult
-from .text import is_no_space
+from .text import is_no_space, title_segments
 from .verdict import Decision, fmt, fmt_vs, policy_flags, scored
 
 # Collection profile ------------------------------------------------------------
@@ -87,24 +87,6 @@ _PROFILE = re.compile(r"^(?:(?:[\w-]+\.)*facebook\.com/(?:pages/[^/]+/\d+|groups
                       r"(?:[\w-]+\.)*(?:ustream\.tv|bambuser\.com)/channel/[^/]+|"
                       r"(?:[\w-]+\.)*linkedin\.com/(?:company|in)/[^/]+|plus\.google\.com/(?:u/\d+/)?\+?[^/]+"
                       r"(?:/posts)?)/?$", re.I)
-_TITLE_SEP = re.compile(r"\s+[|\-–—:»«·•]+\s+|\s*[|»·•]\s*|\s+::\s+")
-# Guillemets quote inside a headline as often as they separate a title's parts: Arabic, French and
-# Russian headlines quote names and words («الإخوان» ترفض الحوار, Le « mariage pour tous »
-# adopté), German ones the other way round (»Wir schaffen das«).  A balanced pair is a quotation.
-_QUOTED = re.compile(r"«[^«»|]{1,120}»|(?<!\S)»(?=\S)[^«»|]{1,120}(?<=\S)«")
-
-
-def _segments(title: str) -> list[str]:
-    """A title's parts between separators ("Headline | Section | Site"), quotations kept whole."""
-    masked = _QUOTED.sub(lambda m: "q" * len(m.group()), title)
-    parts, start = [], 0
-    for sep in _TITLE_SEP.finditer(masked):
-        parts.append(title[start:sep.start()])
-        start = sep.end()
-    parts.append(title[start:])
-    return [p.strip() for p in parts if p.strip()]
-
-
 def seed_kind(url: str) -> str:
     """``"site"`` for a home page (the path is empty, an index file, or a
     language or section root one segment deep) or a profile on a platform
@@ -159,7 +141,7 @@ def _own_segments(base: str, cur: str, host: str
     """The baseline title's segments that do not name the site, each title's segments that the
     other does not share, and the capture's that it shares.  Cached: a capture's subject may read
     the two titles twice (the title, then whether the capture's title names anything of its own)."""
-    bs, cs = _segments(base), _segments(cur)
+    bs, cs = title_segments(base), title_segments(cur)
     if host:
         bs = [s for s in bs if not _names_site(s, host)]
         cs = [s for s in cs if not _names_site(s, host)]

@@ -226,3 +226,23 @@ def content_terms(toks: Sequence[str], language: str | None, stops: frozenset[st
 def is_no_space(token: str) -> bool:
     """True for a token of a script written without spaces (a bigram)."""
     return bool(_NO_SPACE.match(token))
+
+
+# -- titles --------------------------------------------------------------------
+_TITLE_SEP = re.compile(r"\s+[|\-–—:»«·•]+\s+|\s*[|»·•]\s*|\s+::\s+")
+# Guillemets quote inside a headline as often as they separate a title's parts: Arabic, French and
+# Russian headlines quote names and words («الإخوان» ترفض الحوار, Le « mariage pour tous »
+# adopté), German ones the other way round (»Wir schaffen das«).  A balanced pair is a quotation.
+_QUOTED = re.compile(r"«[^«»|]{1,120}»|(?<!\S)»(?=\S)[^«»|]{1,120}(?<=\S)«")
+
+
+def title_segments(title: str) -> list[str]:
+    """A title's parts between separators ("Headline | Section | Site"), quotations kept whole: what
+    the subject rule compares (watcher.profiles) and where page-kind notices are read (watcher.pagekinds)."""
+    masked = _QUOTED.sub(lambda m: "q" * len(m.group()), title)
+    parts, start = [], 0
+    for sep in _TITLE_SEP.finditer(masked):
+        parts.append(title[start:sep.start()])
+        start = sep.end()
+    parts.append(title[start:])
+    return [p.strip() for p in parts if p.strip()]

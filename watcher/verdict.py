@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from . import measures as ms
 from .config import DoiConfig, EngineConfig
-from .fingerprint import EXTRACT_FAILED, REDIRECT_STATUSES, UNREADABLE, host_of, site_of
-from .model import ChangeClass, Fingerprint, MeasureResult, TopicStatus
+from .fingerprint import EXTRACT_FAILED, UNREADABLE, host_of, site_of
+from .model import REDIRECT_STATUSES, ChangeClass, Fingerprint, MeasureResult, TopicStatus
 
 
 @dataclass(frozen=True, slots=True)

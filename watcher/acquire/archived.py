@@ -35,6 +35,7 @@ from urllib.parse import urljoin
 from ..canonical import url_key
 from ..config import Config
 from ..errors import AcquireError, InputError
+from ..model import REDIRECT_STATUSES
 from ..sources.index import IndexEntry, index_archive
 from ..sources.warc import RecordLoader
 from .http import FetchResult, HttpFetcher
@@ -43,7 +44,6 @@ from .replay import build_replay_uri
 log = logging.getLogger(__name__)
 
 _MAX_HOPS = 5
-_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
 class ArchiveResolver(Protocol):
@@ -194,7 +194,7 @@ class ReplayResolver:
                 log.info("render: archive has no %s (%s)", url[:200], exc.reason)
                 return None
             location = _location(result)
-            if result.status in _REDIRECTS and location:
+            if result.status in REDIRECT_STATUSES and location:
                 target = urljoin(uri, location)
                 if target.startswith(self.base + "/"):
                     uri = target
@@ -223,7 +223,7 @@ class ChainResolver:
             if result is None:
                 return None
             location = _location(result)
-            if result.status not in _REDIRECTS or not location:
+            if result.status not in REDIRECT_STATUSES or not location:
                 return result
             url = urljoin(url, location)
         return None

@@ -31,11 +31,11 @@ from aiohttp.abc import AbstractResolver
 
 from ..config import ExtractConfig, LiveFetchConfig
 from ..errors import AcquireError, BlockedAddressError, TooLargeError
+from ..model import REDIRECT_STATUSES
 from .netguard import AddressPolicy, GuardedResolver, RefusedConnectionError, guarded_socket_factory
 
 log = logging.getLogger(__name__)
 
-REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _CHUNK = 64 * 1024
 # Content codings driftline decodes itself (and asks for); anything else is refused.
 ACCEPT_ENCODING = "gzip, deflate"

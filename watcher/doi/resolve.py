@@ -38,13 +38,14 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin
 
-from ..acquire.http import REDIRECT_STATUSES, HttpFetcher
+from ..acquire.http import HttpFetcher
 from ..acquire.render import RenderPool, count_scripts, quick_word_count
 from ..config import Config
 from ..errors import AcquireError
 from ..extract.decode import decode
 from ..extract.html import read_html
 from ..fingerprint import host_of, site_of
+from ..model import REDIRECT_STATUSES
 from ..pagekinds import detect_page_kind
 from .ident import doi_url
 from .importers import retry_after_s
