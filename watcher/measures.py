@@ -248,6 +248,10 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "raw_simhash": ("raw_simhash",), "tf_simhash": ("tf_simhash",), "levenshtein": ("tokens",),
     "containment": ("minhash",), "resemblance": ("minhash",),  # exact, sampled or estimated: see containment()
 }
+# The measures that read a capture's topic words (its most frequent terms): what a news page renews
+# every day.  Where the page's name is kept, their change is the news, not another page
+# (profiles.collection).
+TOPIC_WORD_MEASURES = frozenset(n for n, needs in _NEEDS.items() if "terms" in needs or "tf_simhash" in needs)
 
 
 def _spec(name: str, fn: MeasureFn, direction: Direction, kind: Kind, lo: float, hi: float, threshold: float,

@@ -225,8 +225,9 @@ def _subject(base: Fingerprint, cur: Fingerprint, host: str) -> tuple[str, float
     return named_by, subj
 
 
-def _measure_reasons(results: Mapping[str, MeasureResult], cfg: EngineConfig) -> tuple[bool, list[str]]:
-    flagged_by_policy, flagged = policy_flags(results, cfg)
+def _measure_reasons(results: Mapping[str, MeasureResult], cfg: EngineConfig,
+                     abstain: frozenset[str] = frozenset()) -> tuple[bool, list[str]]:
+    flagged_by_policy, flagged = policy_flags(results, cfg, abstain)
     reasons = []
     for r in flagged:
         spec = ms.get(r.name)
@@ -257,6 +258,8 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
         and bool(cur.title.strip()) and title < IDENTITY_TITLE and cos < IDENTITY_COSINE
     kind = seed_kind(seed_url)
     unnamed = False  # a deep page whose titles and headings name no subject: "same subject" is not known
+    # The page's name kept: a home page's title (the organisation), a deep page's subject line.
+    name_kept = kind == "site" and cfg.site_identity and title is not None and title >= IDENTITY_TITLE
     # A deep page stands for its subject: another article of the site under its address is "page
     # replaced", asked first; its new headline and text also fail the identity test, which would
     # call it "site identity lost" although the site is the same.  Identity speaks where the
@@ -265,6 +268,7 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
         host = base.host or cur.host
         named_by, subj = _subject(base, cur, host)
         unnamed = subj is None
+        name_kept = subj is not None and subj >= 1.0
         cont = _sim(results, "containment", base, cur)
         # The text changed: by the cosine, or by as much as the "drifted" class means (a page whose
         # boilerplate outweighs its article keeps a high cosine when the article is replaced).
@@ -290,7 +294,10 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
         checks.append("identity")
         reasons.append(f"site identity lost: title similarity {fmt(title or 0.0)} < {fmt(IDENTITY_TITLE)} and "
                        f"cosine {fmt_vs(cos or 0.0, IDENTITY_COSINE)} < {fmt(IDENTITY_COSINE)}")
-    off_policy, m_reasons = _measure_reasons(results, cfg)
+    # Under a kept name, new topic words are the news (a home page's stories, a live blog's updates),
+    # not another page: the top-term measures do not vote there.  Loss of the text (wordcount) still
+    # does, and a page kind, an error or a redirect was read before.
+    off_policy, m_reasons = _measure_reasons(results, cfg, ms.TOPIC_WORD_MEASURES if name_kept else frozenset())
     if checks or off_policy:
         return Decision("off-topic", "off-topic", "; ".join(reasons + m_reasons), 0.9, tuple(checks))
     cont = _sim(results, "containment", base, cur)

@@ -69,8 +69,11 @@ def score_measures(base: Fingerprint, cur: Fingerprint, cfg: EngineConfig, ctx: 
     return out
 
 
-def policy_flags(results: Mapping[str, MeasureResult], cfg: EngineConfig) -> tuple[bool, list[MeasureResult]]:
-    voting = set(cfg.measures)
+def policy_flags(results: Mapping[str, MeasureResult], cfg: EngineConfig,
+                 abstain: frozenset[str] = frozenset()) -> tuple[bool, list[MeasureResult]]:
+    """Whether the voting measures call the capture off topic, and which flagged it; the measures
+    in ``abstain`` do not vote (as if n/a)."""
+    voting = set(cfg.measures) - abstain
     scored = [r for r in results.values() if r.score is not None and r.name in voting]
     flagged = [r for r in scored if r.status == "off-topic"]
     pol = cfg.policy
