@@ -374,3 +374,22 @@ def test_text_added_below_an_unchanged_text_says_so() -> None:
     grown = textgen.html([*LONG, "Comments: a reader wrote that the library hours were extended."], "A report")
     v = Engine(EngineConfig(profile="text")).scan_history("h", [cap(0, base), cap(1, grown)]).verdicts[1]
     assert v.change == "minor" and "text added around it" in v.reason, v.reason  # it said "small edits"
+
+
+def test_a_reason_never_reads_a_score_equal_to_its_line(tmp_path: Path) -> None:
+    """Three phrases reworded in a short plain-text article leave containment at 0.8958: the
+    reason said "containment 0.90 < 0.90", which reads as a contradiction.  Every "x < line" in a
+    reason shows enough digits to differ from the line."""
+    base = ("The city council approved the new budget on Tuesday after a long debate about public transport "
+            "funding. Several members argued that the bus network needed more money, while others wanted to cut "
+            "spending on road repairs.\n\nThe mayor said the decision would help families who depend on buses to "
+            "reach work and school. She promised that fares would not rise next year and that new routes would "
+            "open in the northern districts.\n\nCritics warned that the plan relies on optimistic tax forecasts. "
+            "If revenue falls short, they said, the council may have to revisit the budget before the end of the "
+            "year.")
+    reworded = (base.replace("approved", "passed").replace("long debate", "lengthy discussion")
+                .replace("Critics warned", "Opponents cautioned"))
+    (tmp_path / "a.txt").write_text(base)
+    (tmp_path / "b.txt").write_text(reworded)
+    r = compare_files(str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), EngineConfig(), profile="text")
+    assert r["change"] == "drifted" and "containment 0.8958 < 0.90" in r["reason"], r["reason"]

@@ -36,7 +36,7 @@ from .config import EngineConfig
 from .lang import stop_words
 from .model import Fingerprint, MeasureResult
 from .text import is_no_space, title_segments
-from .verdict import Decision, fmt, fmt_vs, policy_flags, scored
+from .verdict import Decision, fmt, fmt_below, fmt_vs, policy_flags, scored
 
 # Collection profile ------------------------------------------------------------
 # Site identity lost: the title lost most of the baseline title's words AND the
@@ -275,10 +275,10 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
         changed = cos < SUBJECT_COSINE or (cont is not None and cont < DRIFT_CONTAINMENT)
         if subj is not None and subj < SUBJECT_TITLE and changed:
             checks.append("replaced")
-            how = (f"cosine {fmt_vs(cos, SUBJECT_COSINE)} < {fmt(SUBJECT_COSINE)}" if cos < SUBJECT_COSINE else
-                   f"containment {fmt_vs(cont or 0.0, DRIFT_CONTAINMENT)} < {fmt(DRIFT_CONTAINMENT)}")
+            how = (f"cosine {fmt_below(cos, SUBJECT_COSINE)}" if cos < SUBJECT_COSINE else
+                   f"containment {fmt_below(cont or 0.0, DRIFT_CONTAINMENT)}")
             reasons.append(f"page replaced: another subject under the same address ({named_by} words kept "
-                           f"{fmt(subj)} < {fmt(SUBJECT_TITLE)}, {how})")
+                           f"{fmt_below(subj, SUBJECT_TITLE)}, {how})")
         elif (bool(base.title.strip() and cur.title.strip()) if subj is None else subj < 1.0) \
                 and cont is not None and cont < TEXT_REPLACED and cos < TEXT_REPLACED_COSINE:
             # The titles name no subject (some sites title every page with their name), or the subject
@@ -288,12 +288,12 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
             checks.append("replaced")
             why = "the titles name no subject" if subj is None else f"{named_by} words kept {fmt(subj)}"
             reasons.append(f"page replaced: another text under the same address (containment "
-                           f"{fmt_vs(cont, TEXT_REPLACED)} < {fmt(TEXT_REPLACED)}, cosine "
-                           f"{fmt_vs(cos, TEXT_REPLACED_COSINE)} < {fmt(TEXT_REPLACED_COSINE)}; {why})")
+                           f"{fmt_below(cont, TEXT_REPLACED)}, cosine "
+                           f"{fmt_below(cos, TEXT_REPLACED_COSINE)}; {why})")
     if identity_lost and not checks:
         checks.append("identity")
-        reasons.append(f"site identity lost: title similarity {fmt(title or 0.0)} < {fmt(IDENTITY_TITLE)} and "
-                       f"cosine {fmt_vs(cos or 0.0, IDENTITY_COSINE)} < {fmt(IDENTITY_COSINE)}")
+        reasons.append(f"site identity lost: title similarity {fmt_below(title or 0.0, IDENTITY_TITLE)} and "
+                       f"cosine {fmt_below(cos or 0.0, IDENTITY_COSINE)}")
     # Under a kept name, new topic words are the news (a home page's stories, a live blog's updates),
     # not another page: the top-term measures do not vote there.  Loss of the text (wordcount) still
     # does, and a page kind, an error or a redirect was read before.
@@ -312,7 +312,7 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
             change = "text rewritten" if cont < TEXT_REPLACED else "text changed"
             how = f"{change}, no title or heading names its subject" if unnamed else f"same subject, {change}"
         return Decision("on-topic", "drifted",
-                        f"on topic ({what}: {how}; containment {fmt(cont)} < {fmt(DRIFT_CONTAINMENT)})", 0.3)
+                        f"on topic ({what}: {how}; containment {fmt_below(cont, DRIFT_CONTAINMENT)})", 0.3)
     return Decision("on-topic", "minor", f"on topic ({what}: small change"
                     + (f", containment {fmt(cont)})" if cont is not None else ")"), 0.1)
 
@@ -469,11 +469,11 @@ def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResul
         named_by, subj = _subject(base, cur, base.host or cur.host)
         other = subj is not None and subj < SUBJECT_TITLE
         if cos is None or cos < TEXT_REPLACED_COSINE or other:
-            why = f"text replaced: containment {fmt(cont)} < {fmt(TEXT_REPLACED)}"
+            why = f"text replaced: containment {fmt_below(cont, TEXT_REPLACED)}"
             if cos is not None:
                 why += f", cosine {fmt(cos)}"
             if other:
-                why += f", another subject ({named_by} words kept {fmt(subj or 0.0)} < {fmt(SUBJECT_TITLE)})"
+                why += f", another subject ({named_by} words kept {fmt_below(subj or 0.0, SUBJECT_TITLE)})"
             return Decision("off-topic", "off-topic", "; ".join([why, *m_reasons]), 0.9, ("replaced",))
     fixed = f"{typos} word{'s differ' if typos > 1 else ' differs'} by a typo, " if typos else ""
     # A paragraph gone matters only where the containment line would call the text kept.
@@ -503,8 +503,8 @@ def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResul
         extra = "text added around it" if grown else "small edits"
         return Decision("on-topic", "minor", f"text kept ({fixed}{extra}; containment {fmt(cont)})", 0.1)
     if cont < TEXT_REPLACED:  # kept from "replaced" by its cosine: the words are there, the sentences not
-        return Decision("on-topic", "drifted", f"text rewritten: containment {fmt(cont)} < {fmt(TEXT_REPLACED)}, "
+        return Decision("on-topic", "drifted", f"text rewritten: containment {fmt_below(cont, TEXT_REPLACED)}, "
                         f"cosine {fmt(cos or 0.0)} ({fixed}the same words in other sentences, under the same "
                         "subject line)", 0.5)
-    return Decision("on-topic", "drifted", f"text drifted: containment {fmt(cont)} < {fmt(TEXT_MINOR)} "
+    return Decision("on-topic", "drifted", f"text drifted: containment {fmt_below(cont, TEXT_MINOR)} "
                     f"({fixed}part of the text was replaced or reworded)", 0.5)

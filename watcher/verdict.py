@@ -50,6 +50,11 @@ def fmt_vs(score: float, threshold: float) -> str:
     return text
 
 
+def fmt_below(score: float, line: float) -> str:
+    """"score < line", the score with enough digits to differ from the line (:func:`fmt_vs`)."""
+    return f"{fmt_vs(score, line)} < {fmt(line)}"
+
+
 def score_measures(base: Fingerprint, cur: Fingerprint, cfg: EngineConfig, ctx: ms.Context) -> dict[str, MeasureResult]:
     """Score every configured measure; ``None`` scores get status ``n/a``."""
     out: dict[str, MeasureResult] = {}
