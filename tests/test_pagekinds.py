@@ -37,6 +37,9 @@ def _kind(title: str, headings: list[str], text: str) -> str | None:
                      "guidance for women to defend their rights in court and before the police"),
     ("Cables", [], "The cable offers more capacity and more redundancy, and the next one, now under construction, "
                    "parallels a good chunk of the old route between Malaysia and Egypt"),
+    # a search box's hint (foxnews.com's page, ngopulse.org's on gold)
+    ("News", ["Use the search box to find what you're looking for"], "Top stories"),
+    ("NGO Pulse", [], "Search\nCan't find what you're looking for?\nNews"),
     ("Analytics", [], "This issue has been resolved for iOS, with a fix for Android coming soon, and publishers "
                       "may see an increase in mobile traffic from the app over the next weeks"),
     ("Ministry", [], "Cairo. The ministry said on Tuesday that its website had been hacked by a group calling "
@@ -75,6 +78,14 @@ def test_a_page_that_reports_or_mentions_a_notice_is_not_one(title: str, heading
     ("Riverside Rights", [], "Your account has been suspended", "suspended"),
     ("wwhr | UNDER CONSTRUCTION", [], "Women for Women's Human Rights " * 60, "under-construction"),
     ("Domain parking", [], "sedoparking.com: this domain may be for sale", "parked"),
+    # WordPress's default themes' 404 under a title that names the site alone (a Dallas Morning News
+    # blog's 404 on the newspaper pages: "This is somewhat embarrassing, isn’t it?" and "It seems we
+    # can’t find what you’re looking for"; Twenty Fourteen's "nothing was found at this location")
+    ("Dallas Morning News", ["This is somewhat embarrassing, isn’t it?"], "Recent Posts", "soft-404"),
+    ("Dallas Morning News", [], "It seems we can’t find what you’re looking for. Perhaps searching, or one of "
+                                "the links below, can help.\nRecent Posts", "soft-404"),
+    ("Activist Blog", ["Not Found"], "It looks like nothing was found at this location. Maybe try a search?",
+     "soft-404"),
 ])
 def test_notices_still_read_as_their_kind(title: str, headings: list[str], text: str, kind: str) -> None:
     assert _kind(title, headings, text) == kind

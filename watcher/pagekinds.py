@@ -47,6 +47,11 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"page cannot be found", r"(that |this )?page can[’']?t be found",
         r"(page|url|file|resource) you (have )?requested (could not|cannot|can[’']?t) be found",
         r"(page|url|file|resource) you (have )?requested (was not found|(does not|doesn[’']?t) exist)",
+        # WordPress's default themes' 404 (Twenty Eleven to Twenty Seventeen): "This is somewhat
+        # embarrassing, isn't it?", "It seems we can't find what you're looking for", "It looks like
+        # nothing was found at this location"
+        r"this is somewhat embarrassing, isn[’']?t it", r"it seems we can[’']?t find what you[’']?re looking for",
+        r"nothing was found at this location",
         r"page you (are|were) looking for", r"requested (url|page) (was not found|could not be found)",
         _SAID_OF + r"no longer (available|exists)", r"(page|file) (does not|doesn't) exist",
         r"not found on this server",
