@@ -300,11 +300,15 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
     off_policy, m_reasons = _measure_reasons(results, cfg, ms.TOPIC_WORD_MEASURES if name_kept else frozenset())
     if checks or off_policy:
         return Decision("off-topic", "off-topic", "; ".join(reasons + m_reasons), 0.9, tuple(checks))
+    # Say why a measure shown as off topic did not decide (the reader sees its status in the table).
+    would, set_aside = _measure_reasons(results, cfg) if name_kept else (False, [])
+    aside = (f"; {', '.join(set_aside)} set aside: the {'title' if kind == 'site' else 'subject line'} is "
+             "kept, new top words are news" if would else "")
     cont = _sim(results, "containment", base, cur)
     doi_r = scored(results, "doi")
     what = "home page" if kind == "site" else "page"
     if doi_r is not None and doi_r < 1.0:
-        return Decision("on-topic", "drifted", f"on topic; DOI lost ({fmt(doi_r)} of the baseline's kept)", 0.4)
+        return Decision("on-topic", "drifted", f"on topic; DOI lost ({fmt(doi_r)} of the baseline's kept){aside}", 0.4)
     if cont is not None and cont < DRIFT_CONTAINMENT:
         if kind == "site":
             how = "same site, text replaced" if cont < TEXT_REPLACED else "same site, text changed"
@@ -312,9 +316,9 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
             change = "text rewritten" if cont < TEXT_REPLACED else "text changed"
             how = f"{change}, no title or heading names its subject" if unnamed else f"same subject, {change}"
         return Decision("on-topic", "drifted",
-                        f"on topic ({what}: {how}; containment {fmt_below(cont, DRIFT_CONTAINMENT)})", 0.3)
+                        f"on topic ({what}: {how}; containment {fmt_below(cont, DRIFT_CONTAINMENT)}{aside})", 0.3)
     return Decision("on-topic", "minor", f"on topic ({what}: small change"
-                    + (f", containment {fmt(cont)})" if cont is not None else ")"), 0.1)
+                    + (f", containment {fmt(cont)}" if cont is not None else "") + f"{aside})", 0.1)
 
 
 # A typo: one edit (a letter added, dropped, changed, or two swapped: Damerau's four), two in a long
