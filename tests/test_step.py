@@ -55,26 +55,38 @@ def test_an_http_redirect_after_the_baseline_is_judged_by_its_target_not_its_bod
     """A redirect's body is the server's note, not the page.  Judged as a page, a home page that
     moved to https or www read "site identity lost" at every later crawl (a crawl-stop alert each
     time); the redirect is read as a stub is: same site, no verdict; another site, or an article
-    sent to the front page, off topic.  Batch and the stream over the real SQLite store agree."""
+    sent to the front page, off topic.  So is a redirect stored bare or with a binary body (crawlers
+    often keep a 301 with no body): before, it read "no content" whatever its target.  Batch and
+    the stream over the real SQLite store agree."""
     deep = "http://www.riverside-rights.org/news/2012/03/court-hearing-on-the-dam.html"
     page = textgen.html(BASE, "Riverside Rights Project")
-    cases = [  # (seed, HTTP status, Location, verdict status, reason fragment)
-        (URL, 301, "https://www.riverside-rights.org/", "empty", "HTTP 301 redirect to https://www.riverside"),
-        (URL, 302, "/en/", "empty", "(same site)"),
-        (URL, 301, None, "empty", "no target recorded"),
-        (URL, 301, "http://casino-bonus.example.com/", "off-topic", "redirects to another site"),
-        (deep, 302, "http://www.riverside-rights.org/", "off-topic", "home page"),
-        (deep, 301, "/news/2012/03/dam-hearing.html", "empty", "(same site)"),
+    gif = b"GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00!\xf9\x04\x01\x00\x00\x00\x00,"
+    cases = [  # (seed, HTTP status, Location, body, verdict status, reason fragment)
+        (URL, 301, "https://www.riverside-rights.org/", MOVED, "empty", "HTTP 301 redirect to https://www.riverside"),
+        (URL, 302, "/en/", MOVED, "empty", "(same site)"),
+        (URL, 301, None, MOVED, "empty", "no target recorded"),
+        (URL, 301, "http://casino-bonus.example.com/", MOVED, "off-topic", "redirects to another site"),
+        (deep, 302, "http://www.riverside-rights.org/", MOVED, "off-topic", "home page"),
+        (deep, 301, "/news/2012/03/dam-hearing.html", MOVED, "empty", "(same site)"),
+        (URL, 301, "http://casino-bonus.example.com/", b"", "off-topic", "redirects to another site"),
+        (deep, 302, "http://www.riverside-rights.org/", gif, "off-topic", "home page"),
+        (URL, 301, "https://www.riverside-rights.org/", b"", "empty", "HTTP 301 redirect to https://www.riverside"),
+        (URL, 301, None, b"", "empty", "no content"),
     ]
-    for i, (seed, status, location, want, why) in enumerate(cases):
+    for i, (seed, status, location, body, want, why) in enumerate(cases):
         headers = {"Location": location} if location else {}
-        caps = [cap(0, page, url=seed), cap(1, MOVED, url=seed, status=status, headers=headers), cap(2, page, url=seed)]
+        moved = cap(1, body, url=seed, status=status, headers=headers)
+        if body == gif:
+            moved = dataclasses.replace(moved, content_type="image/gif")
+        caps = [cap(0, page, url=seed), moved, cap(2, page, url=seed)]
         batch = Engine(EngineConfig()).scan_history("h", caps).verdicts
         with SQLiteStore(tmp_path / f"s{i}.db") as store:
             stream = [Watcher(Engine(EngineConfig()), store).process(c) for c in caps]
         assert [(v.status, v.reason) for v in stream] == [(v.status, v.reason) for v in batch]
         assert batch[1].status == want and why in batch[1].reason, (seed, status, batch[1].reason)
         assert batch[2].change == "unchanged"  # the baseline stays
+        if body == gif:
+            assert Engine(EngineConfig()).fingerprint(moved).kind == "binary"
 
 
 @pytest.mark.parametrize("status", [301, 404, 503])

@@ -211,6 +211,14 @@ def _location(capture: Capture) -> str | None:
     return original_url(urljoin(capture.url, loc.strip())) if loc else None
 
 
+def _targeted(fp: Fingerprint, capture: Capture) -> Fingerprint:
+    """An HTTP redirect without a readable body (none, or a binary one: crawlers often store a 301
+    bare) still names its target: a seed handed to another site redirects there."""
+    if capture.status in REDIRECT_STATUSES and not fp.redirect:
+        return replace(fp, redirect=_location(capture))
+    return fp
+
+
 def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, words_kept: bool = False,
                 main_content: bool | None = None) -> Fingerprint:
     """Fingerprint ``capture``; never raises on bad content.
@@ -230,7 +238,7 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, wor
             # The input named a capture that could not be read (missing WARC,
             # cut record, failed fetch): an error, never an empty page.
             return empty_fingerprint(digest, 0, f"{UNREADABLE}: {capture.error}", capture.status)
-        return empty_fingerprint(digest, 0, "no content", capture.status)
+        return _targeted(empty_fingerprint(digest, 0, "no content", capture.status), capture)
     byte_count = len(content)
     truncated = False
     # Bodies stored as sent with Content-Encoding (or coded twice) are
@@ -249,7 +257,7 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, wor
         truncated = True
     kind = sniff_kind(content, capture.content_type)
     if kind == "empty":
-        return empty_fingerprint(digest, byte_count, "no content", capture.status)
+        return _targeted(empty_fingerprint(digest, byte_count, "no content", capture.status), capture)
     raw = ""
     doc = HtmlDoc()
     if kind == "pdf":
@@ -271,12 +279,12 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, wor
             doc.dois = find_dois(raw[:200_000])
     else:
         # Other non-text types: structural measures only.
-        return Fingerprint(
+        return _targeted(Fingerprint(
             kind="binary", digest=digest, byte_count=byte_count, word_count=0, language=None, title="",
             headings=(), term_freqs={}, shingle_count=0, minhash=b"", simhash_raw=0, simhash_tf=0,
             dois=frozenset(), citation={}, page_kind=None, error="truncated" if truncated else None,
             http_status=capture.status,
-        )
+        ), capture)
     text = doc.text
     language = lang.detect(text, doc.lang_attr)
     tokens = words(text, language)

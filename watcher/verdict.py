@@ -115,11 +115,11 @@ def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureRes
         from .doi.profile import decide_doi
 
         return decide_doi(base, cur, cfg, expected_title, params=doi_params, doi=doi)
-    if cur.is_empty:
+    if cur.is_empty and not cur.redirect:
         return Decision("empty", "empty", f"no content ({cur.error or 'empty'})", 0.0)
     if cur.digest == base.digest:
         return Decision("on-topic", "unchanged", "same payload as the baseline", 0.0)
-    if cur.redirect:
+    if cur.redirect:  # a stub, or an HTTP redirect with or without a body: judged by its target
         target = site_of(host_of(cur.redirect))
         home = site_of(base.host or cur.host)
         if target and home and target != home:
