@@ -376,10 +376,11 @@ def test_text_added_below_an_unchanged_text_says_so() -> None:
     assert v.change == "minor" and "text added around it" in v.reason, v.reason  # it said "small edits"
 
 
-def test_a_reason_never_reads_a_score_equal_to_its_line(tmp_path: Path) -> None:
+def test_reasons_on_plain_text_say_what_happened(tmp_path: Path) -> None:
     """Three phrases reworded in a short plain-text article leave containment at 0.8958: the
-    reason said "containment 0.90 < 0.90", which reads as a contradiction.  Every "x < line" in a
-    reason shows enough digits to differ from the line."""
+    reason said "containment 0.90 < 0.90", which reads as a contradiction; every "x < line" in a
+    reason now shows enough digits to differ from the line.  And a text with no title was said to
+    be rewritten "under the same subject line"."""
     base = ("The city council approved the new budget on Tuesday after a long debate about public transport "
             "funding. Several members argued that the bus network needed more money, while others wanted to cut "
             "spending on road repairs.\n\nThe mayor said the decision would help families who depend on buses to "
@@ -393,3 +394,9 @@ def test_a_reason_never_reads_a_score_equal_to_its_line(tmp_path: Path) -> None:
     (tmp_path / "b.txt").write_text(reworded)
     r = compare_files(str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), EngineConfig(), profile="text")
     assert r["change"] == "drifted" and "containment 0.8958 < 0.90" in r["reason"], r["reason"]
+    # The same words in other sentences (each sentence's words reversed), in plain text: no title, so
+    # the reason claims no "same subject line".
+    (tmp_path / "c.txt").write_text(". ".join(" ".join(reversed(x.split())) for x in base.split(". ")))
+    r = compare_files(str(tmp_path / "a.txt"), str(tmp_path / "c.txt"), EngineConfig(), profile="text")
+    assert r["change"] == "drifted" and r["reason"].startswith("text rewritten"), r["reason"]
+    assert "subject line" not in r["reason"], r["reason"]

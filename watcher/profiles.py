@@ -465,6 +465,7 @@ def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResul
         return Decision("off-topic", "off-topic", "text gone: " + "; ".join(m_reasons), 0.9, ("replaced",))
     if cont is None:
         return Decision("on-topic", "minor", "text changed; no shingles to compare (n/a)", 0.2)
+    subj: float | None = None
     if cont < TEXT_REPLACED:
         # Most of the text gone: another text, unless its words are still there in another order
         # (the cosine) under the same subject line.  Another article of the same site keeps the
@@ -508,7 +509,7 @@ def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResul
         return Decision("on-topic", "minor", f"text kept ({fixed}{extra}; containment {fmt(cont)})", 0.1)
     if cont < TEXT_REPLACED:  # kept from "replaced" by its cosine: the words are there, the sentences not
         return Decision("on-topic", "drifted", f"text rewritten: containment {fmt_below(cont, TEXT_REPLACED)}, "
-                        f"cosine {fmt(cos or 0.0)} ({fixed}the same words in other sentences, under the same "
-                        "subject line)", 0.5)
+                        f"cosine {fmt(cos or 0.0)} ({fixed}the same words in other sentences"
+                        + (", under the same subject line)" if subj is not None else ")"), 0.5)
     return Decision("on-topic", "drifted", f"text drifted: containment {fmt_below(cont, TEXT_MINOR)} "
                     f"({fixed}part of the text was replaced or reworded)", 0.5)
