@@ -258,8 +258,14 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
         and bool(cur.title.strip()) and title < IDENTITY_TITLE and cos < IDENTITY_COSINE
     kind = seed_kind(seed_url)
     unnamed = False  # a deep page whose titles and headings name no subject: "same subject" is not known
-    # The page's name kept: a home page's title (the organisation), a deep page's subject line.
+    # The page's name kept: a home page's title (the organisation), a deep page's subject line.  A
+    # home page's title words of its own count, not a platform's or the site's name beside them: a
+    # Facebook page's "We are all Khaled Said | Facebook" and the front door "Welcome to Facebook -
+    # Log In, Sign Up or Learn More" share "Facebook" (title similarity 0.5 and more).
     name_kept = kind == "site" and cfg.site_identity and title is not None and title >= IDENTITY_TITLE
+    if name_kept:
+        own = title_subject(base.title_key, cur.title_key, base.host or cur.host)
+        name_kept = own is None or own >= SUBJECT_TITLE
     # A deep page stands for its subject: another article of the site under its address is "page
     # replaced", asked first; its new headline and text also fail the identity test, which would
     # call it "site identity lost" although the site is the same.  Identity speaks where the
