@@ -185,11 +185,18 @@ def title_subject(base: str, cur: str, host: str = "") -> float | None:
         # "Mubarak trial | Al Jazeera" is a section label dropped by a new template, not another
         # subject.  No evidence: the text decides, as where the titles name no subject.
         return None if kept else 0.0
+    b_head, c_head = max(b_own, key=len), max(c_own, key=len)
+    if len(c_head.split()) <= NAME_MAX_WORDS < len(b_head.split()) and set(c_head.split()) < set(b_head.split()):
+        # The capture's title keeps a few of the headline's words and no more ("Egypt | Al Jazeera"
+        # after "Egypt's army takes control | Al Jazeera"): a section's name, or a shortened
+        # headline.  The token-set ratio calls any subset the same subject (1.0); no evidence
+        # either way, the text decides.
+        return None
     # Each title's longest segment of its own is its subject: the headline is the long one wherever
     # the template puts it ("News | <headline> | Site"), and section names padded in ("Latest News
     # | Breaking News UK" against "Celebs | Showbiz and TV") would dilute two headlines into a match
     # if all were joined.
-    return float(token_set_ratio(max(b_own, key=len), max(c_own, key=len))) / 100.0
+    return float(token_set_ratio(b_head, c_head)) / 100.0
 
 
 def _subject(base: Fingerprint, cur: Fingerprint, host: str) -> tuple[str, float | None]:
