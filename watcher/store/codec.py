@@ -192,6 +192,9 @@ def encode_fingerprint(
         value = getattr(r, name)
         if name in _RAW_FIELDS:
             continue  # raw bytes after the JSON: base64 would grow them by a third and they do not compress
+        if name != "features" and _FP_FIELDS[name].default is not dataclasses.MISSING \
+                and value == _FP_FIELDS[name].default:
+            continue  # at its default (most are): decoding gives it back ("features" tells a format-1 blob)
         if name == "term_freqs":  # the bulk of a sketch: a plain JSON object, not tagged pairs
             doc[name] = {str(k): int(v) for k, v in value.items()}
         elif name == "shingles":
