@@ -22,7 +22,7 @@ import xxhash
 from datasketch import MinHash
 
 from . import lang
-from .canonical import original_url
+from .canonical import original_url, url_key
 from .config import EngineConfig
 from .doi.record import record_of
 from .extract.decode import decode
@@ -204,6 +204,29 @@ def _redirect_of(doc: HtmlDoc, url: str, n_words: int) -> str | None:
     return None
 
 
+# A declared address longer than this is kept as its start and a hash: Arabic slugs, percent-encoded,
+# run to hundreds of characters, and a baseline's bytes are bounded (README: state per URL).
+ADDRESS_MAX_CHARS = 100
+
+
+def declared_address(declared: str, url: str) -> str:
+    """The canonical key of the address a page declares for itself (``rel="canonical"``, else
+    ``og:url``), resolved against the capture's URL and read through archive rewriting; ``""``
+    when it declares none that is a web address."""
+    if not declared:
+        return ""
+    try:
+        target = original_url(urljoin(url, declared))
+        if urlsplit(target).scheme.lower() not in ("http", "https"):
+            return ""
+    except ValueError:
+        return ""
+    key = url_key(target).lower()  # one address whatever the case a template writes it in (IIS ignores case)
+    if len(key) > ADDRESS_MAX_CHARS:
+        key = key[:ADDRESS_MAX_CHARS - 17] + "~" + xxhash.xxh64_hexdigest(key.encode("utf-8"))
+    return key
+
+
 def _location(capture: Capture) -> str | None:
     """An HTTP redirect's target, read through archive rewriting, or ``None`` when the capture
     recorded no ``Location``."""
@@ -331,6 +354,7 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, wor
         title=doc.title,
         headline=headline,
         heading=heading,
+        address=declared_address(doc.declared, capture.url),
         headings=tuple(doc.headings),
         term_freqs=top_terms(tf, tok.max_terms),
         shingle_count=len(hashes),

@@ -184,6 +184,11 @@ class Fingerprint:
     # (a logo or a section label is shorter), when the title does not contain it.  Weaker evidence
     # than a declared headline: it names a deep page's subject only where the titles name none.
     heading: str = ""
+    # The address the page declares for itself (rel="canonical", else og:url) as a canonical URL key
+    # (canonical.url_key, read through archive rewriting); empty where it declares none.  What a
+    # page says it is, beside what it says (its title): a deep page's subject where the titles name
+    # none (profiles.declared_same_page).
+    address: str = ""
     # The title and the headline as they are compared (text.normalise: NFKC, case folding, Arabic
     # letter forms), derived once per fingerprint for the title measure and the title-subject test;
     # never stored (the codec skips fields that are not constructor arguments; a decoded

@@ -200,9 +200,9 @@ def title_subject(base: str, cur: str, host: str = "") -> float | None:
 
 
 def _subject(base: Fingerprint, cur: Fingerprint, host: str) -> tuple[str, float | None]:
-    """What names a deep page's subject in both captures ("headline", "title" or "heading") and how
-    much of the baseline's subject the capture keeps; ``None`` when nothing names it (the text
-    decides then)."""
+    """What names a deep page's subject in both captures ("headline", "title", "heading" or the
+    declared "address") and how much of the baseline's subject the capture keeps (an address: 1.0
+    the same, 0.0 another); ``None`` when nothing names it (the text decides then)."""
     # The page's own headline (og:title) names its subject where the title does not say it (a
     # title that is the site's name, or one padded with section names: "Ebola: nurse named |
     # Latest News | Breaking News UK | Daily Star").  A page keeps a headline only when its
@@ -229,7 +229,30 @@ def _subject(base: Fingerprint, cur: Fingerprint, host: str) -> tuple[str, float
         b_head, c_head = base.headline_key or base.heading_key, cur.headline_key or cur.heading_key
         if b_head and c_head and (base.heading or cur.heading):
             named_by, subj = "heading", title_subject(b_head, c_head, host)
+    same_page = declared_same_page(base, cur)
+    if same_page is not None and (subj is None or (named_by == "heading" and same_page)):
+        # The titles name no subject: the address the page declares for itself says which page it
+        # is, before its first heading (on a section page, the top story's) and its text (a live
+        # blog and a section renew theirs).  A kept heading under a new address is an article
+        # moved, as a kept title is.
+        named_by, subj = "address", 1.0 if same_page else 0.0
     return named_by, subj
+
+
+def declared_same_page(base: Fingerprint, cur: Fingerprint) -> bool | None:
+    """Whether the capture declares itself the baseline's page (``rel="canonical"``, ``og:url``):
+    ``True`` where both declare one address, ``False`` where they declare two.  ``None`` where that
+    is no evidence: one declares none, or the baseline declares the site's home page (a deep page
+    that does names no page of its own: sites that declare their root on every page are common)."""
+    if not base.address or not cur.address or _is_root(base.address):
+        return None
+    return base.address == cur.address
+
+
+def _is_root(address: str) -> bool:
+    """A declared address (a canonical key, ``org,example)/path``) that is the site's home page."""
+    path = address.partition(")")[2].partition("?")[0].strip("/")
+    return not path or bool(_INDEX_PAGE.match(path) and "/" not in path)
 
 
 def _measure_reasons(results: Mapping[str, MeasureResult], cfg: EngineConfig,
@@ -290,8 +313,13 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
             checks.append("replaced")
             how = (f"cosine {fmt_below(cos, SUBJECT_COSINE)}" if cos < SUBJECT_COSINE else
                    f"containment {fmt_below(cont or 0.0, DRIFT_CONTAINMENT)}")
-            reasons.append(f"page replaced: another subject under the same address ({named_by} words kept "
-                           f"{fmt_below(subj, SUBJECT_TITLE)}, {how})")
+            if named_by == "address":
+                home = "the site's home page, " if _is_root(cur.address) else ""
+                reasons.append(f"page replaced: the page declares another address ({home}{cur.address}; the "
+                               f"baseline {base.address}), the titles name no subject ({how})")
+            else:
+                reasons.append(f"page replaced: another subject under the same address ({named_by} words kept "
+                               f"{fmt_below(subj, SUBJECT_TITLE)}, {how})")
         elif (bool(base.title.strip() and cur.title.strip()) if subj is None else subj < 1.0) \
                 and cont is not None and cont < TEXT_REPLACED and cos < TEXT_REPLACED_COSINE:
             # The titles name no subject (some sites title every page with their name), or the subject
@@ -483,14 +511,16 @@ def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResul
         # Most of the text gone: another text, unless its words are still there in another order
         # (the cosine) under the same subject line.  Another article of the same site keeps the
         # site's words (cosine 0.34 to 0.47 on the newspaper pages' pairs of two articles), but
-        # its title or headline names another subject.
+        # its title or headline names another subject, or it declares another address.
         named_by, subj = _subject(base, cur, base.host or cur.host)
         other = subj is not None and subj < SUBJECT_TITLE
         if cos is None or cos < TEXT_REPLACED_COSINE or other:
             why = f"text replaced: containment {fmt_below(cont, TEXT_REPLACED)}"
             if cos is not None:
                 why += f", cosine {fmt(cos)}"
-            if other:
+            if other and named_by == "address":
+                why += f", another page (it declares {cur.address}; the baseline {base.address})"
+            elif other:
                 why += f", another subject ({named_by} words kept {fmt_below(subj or 0.0, SUBJECT_TITLE)})"
             return Decision("off-topic", "off-topic", "; ".join([why, *m_reasons]), 0.9, ("replaced",))
     fixed = f"{typos} word{'s differ' if typos > 1 else ' differs'} by a typo, " if typos else ""

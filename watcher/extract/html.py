@@ -72,6 +72,7 @@ class HtmlDoc:
     js_redirect: str | None = None
     lang_attr: str | None = None
     capped: str | None = None  # what the per-page bounds cut (MAX_LAYOUT_NODES, MAX_TEXT_CHARS)
+    declared: str = ""  # the address the page gives itself: <link rel="canonical">, else og:url (as written)
 
 
 # A DOI names a work, never an image, style sheet or script: a date in an asset's path
@@ -323,6 +324,9 @@ def read_html(html: str, *, banners: bool = True, main_content: bool = False) ->
     doc.meta = {k: v for k, v in head_meta.items()
                 if k.startswith(("citation_", "dc.", "og:", "prism.")) or k in ("description", "keywords", "generator")}
     doc.site_name = (head_meta.get("og:site_name") or [""])[0]
+    canonical = next((lk.get("href", "").strip() for lk in root.iter("link")
+                      if "canonical" in (lk.get("rel") or "").lower().split() and lk.get("href", "").strip()), "")
+    doc.declared = (canonical or (head_meta.get("og:url") or [""])[0])[:1000]
     title_el = root.find(".//title")
     if title_el is not None:
         doc.title = normalise_ws(title_el.text_content())[:300]
