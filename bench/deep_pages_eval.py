@@ -36,10 +36,11 @@ so, where only the text and the page's own headline (``og:title``) are left to
 tell one article from another; ``--retitled`` keeps each TimeMap's first title
 (a site that turned to such titles after the baseline); ``--foreign-names``
 titles them with an Arabic name that no rule ties to the address; ``--no-headlines``
-removes ``og:title`` and ``citation_title`` (pages that declare no headline).
+removes ``og:title`` and ``citation_title`` (pages that declare no headline); ``--no-addresses``
+removes ``rel="canonical"`` and ``og:url`` (pages that declare no address of their own).
 
 usage: deep_pages_eval.py [--pages TAR_OR_DIR] [--otmt VENV] [--seeds 0,1,2] [--keep DIR]
-                          [--site-titles [--retitled] [--foreign-names]] [--no-headlines]
+                          [--site-titles [--retitled] [--foreign-names]] [--no-headlines] [--no-addresses]
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ def site_name(host: str) -> str:
 
 
 _HEADLINE_META = re.compile(rb"<meta\b[^>]*(?:og:title|citation_title)[^>]*>", re.I)
+_ADDRESS_TAGS = re.compile(rb"<meta\b[^>]*og:url[^>]*>|<link\b[^>]*\bcanonical\b[^>]*>", re.I)
 
 
 # A site's name that no rule can tie to the address: an Arabic name ("The News Portal") on a Latin one.
@@ -104,13 +106,14 @@ FOREIGN_SITE_NAME = "بوابة الأخبار"
 
 
 def build(pages: Path, out: Path, site_titles: bool = False, no_headlines: bool = False,
-          retitled: bool = False, foreign_names: bool = False) -> dict[str, int]:
+          retitled: bool = False, foreign_names: bool = False, no_addresses: bool = False) -> dict[str, int]:
     """Write a gold-format directory (labels.tsv, html/<id>/<date>.html); return label counts.
     ``site_titles``: every capture's title is the site's name (labels come from the real titles);
     ``no_headlines``: no capture declares its headline (``og:title``, ``citation_title`` removed);
     ``retitled``: with ``site_titles``, the first capture keeps its real title (a site that turned
     to titling every page with its name after the baseline); ``foreign_names``: with ``site_titles``,
-    the name is :data:`FOREIGN_SITE_NAME`, which no rule ties to the address."""
+    the name is :data:`FOREIGN_SITE_NAME`, which no rule ties to the address; ``no_addresses``: no
+    capture declares its address (``rel="canonical"`` and ``og:url`` removed)."""
     html_root = pages / "html"
     folders = sorted(p for p in html_root.iterdir() if p.is_dir())
     names = {p.name for p in folders}
@@ -150,6 +153,8 @@ def build(pages: Path, out: Path, site_titles: bool = False, no_headlines: bool 
                               count=1, flags=re.I | re.S)
             if no_headlines:
                 body = _HEADLINE_META.sub(b"", body)
+            if no_addresses:
+                body = _ADDRESS_TAGS.sub(b"", body)
             (out / "html" / str(tm) / f"{date}.html").write_bytes(body)
             rows.append((tm, date, f"http://wayback.archive-it.org/9999/{date}/{url}", label))
             counts["on" if label else "off"] += 1
@@ -187,6 +192,8 @@ def main() -> int:
                     help="with --site-titles: an Arabic site name that no rule ties to the address")
     ap.add_argument("--no-headlines", action="store_true",
                     help="remove og:title and citation_title from every capture (pages that declare no headline)")
+    ap.add_argument("--no-addresses", action="store_true",
+                    help="remove rel=canonical and og:url from every capture (pages that declare no address)")
     ap.add_argument("--keep", type=Path, help="write the collection here (kept) instead of a temporary directory")
     a = ap.parse_args()
     if not a.pages.exists():
@@ -203,7 +210,7 @@ def main() -> int:
         if coll.exists():
             shutil.rmtree(coll)
         coll.mkdir(parents=True)
-        counts = build(pages, coll, a.site_titles, a.no_headlines, a.retitled, a.foreign_names)
+        counts = build(pages, coll, a.site_titles, a.no_headlines, a.retitled, a.foreign_names, a.no_addresses)
         print(f"collection: {counts['timemaps']} TimeMaps, {counts['on']} on topic, {counts['off']} off topic, "
               f"{counts['left_out']} versions left out (comment feeds, empty)")
         result = work / "driftline.json"

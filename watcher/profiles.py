@@ -320,6 +320,14 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
             else:
                 reasons.append(f"page replaced: another subject under the same address ({named_by} words kept "
                                f"{fmt_below(subj, SUBJECT_TITLE)}, {how})")
+        elif named_by == "address" and cont is not None and cont < TEXT_REPLACED and cos < IDENTITY_COSINE:
+            # The same declared address over a text that shares almost nothing (the identity line):
+            # a renewed section or live blog keeps its topic's words; a site that declares whatever
+            # address was asked for serves another article under it.
+            checks.append("replaced")
+            reasons.append(f"page replaced: another text under the address the page still declares "
+                           f"(containment {fmt_below(cont, TEXT_REPLACED)}, cosine {fmt_below(cos, IDENTITY_COSINE)}; "
+                           "the titles name no subject)")
         elif (bool(base.title.strip() and cur.title.strip()) if subj is None else subj < 1.0) \
                 and cont is not None and cont < TEXT_REPLACED and cos < TEXT_REPLACED_COSINE:
             # The titles name no subject (some sites title every page with their name), or the subject
