@@ -68,6 +68,13 @@ def test_seed_kinds_and_title_subjects() -> None:
                  "http://example.org/about-us", "http://example.org/index.php?lang=en",
                  "http://www.amnesty.nl/?PHPSESSID=cdad403a170c2c68d3476c491279bcf9"):
         assert seed_kind(site) == "site", site
+    # sections deeper down, by an address of plain words (tests/test_section_seeds.py)
+    for section in ("http://www.guardian.co.uk/world/egypt", "http://www.bbc.co.uk/news/world/middle_east/",
+                    "http://www.hrw.org/en/middle-eastn-africa/egypt", "http://example.org/world/egypt/index.html"):
+        assert seed_kind(section) == "site", section
+    for article in ("http://example.org/news/egypt-protests-continue", "http://example.org/a/b/c/d",
+                    "http://example.org/news/world?page=2"):
+        assert seed_kind(article) == "page", article
     # a profile on a platform stands for its owner, as a home page does; one video, photo or post does not
     for profile in ("http://www.facebook.com/pages/We-are-all-Khaled-Said/477907592765",
                     "https://www.facebook.com/groups/egyptrev/", "http://www.facebook.com/profile.php?id=100001234567",

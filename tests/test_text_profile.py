@@ -248,7 +248,7 @@ def test_main_content_auto_is_the_text_profiles_alone() -> None:
 
 
 def test_typo_rules() -> None:
-    from watcher.profiles import align_words
+    from watcher.textprofile import align_words
 
     base = ["the", "committee", "recieved", "the", "report", "from", "the", "ministry", "under", "article12b"]
     fixed = ["the", "committee", "received", "the", "report", "form", "the", "ministry", "under", "article13b"]
@@ -283,7 +283,7 @@ def test_what_counts_as_a_word_reworded() -> None:
     """One word for another in place is rewording; a typo, a function word, a count's unit and a
     list whose items moved are not (on the newspaper pages' 188 re-downloads judged unchanged or
     minor, none has a word so replaced: bench/text_paragraph_eval.py)."""
-    from watcher.profiles import align_words
+    from watcher.textprofile import align_words
 
     def w(text: str) -> list[str]:
         return text.split()

@@ -95,7 +95,7 @@ class Engine:
                                expected_title=expected_title, doi_params=self.doi)
 
     def _state_form(self, fp: Fingerprint, profile: str, seed: str) -> Fingerprint:
-        # the text profile aligns the baseline's words with the capture's (typos: profiles.text); a
+        # the text profile aligns the baseline's words with the capture's (typos: textprofile.text); a
         # first-level heading names a deep page's subject, never a home page's (profiles.collection)
         kept = state_form(fp, self.config.tokens.keep_shingles, self.config.tokens.keep_tokens or profile == "text",
                           keep_record=profile == "doi")

@@ -11,31 +11,31 @@ its own:
 - ``text`` (content drift, for citations): is the text that was there still
   there?  A fixed typo or comments appended below are ``minor``; a replaced
   paragraph ``drifted``; a completely different document ``off-topic`` ("text
-  replaced").
+  replaced").  Decided by :mod:`watcher.textprofile`, which shares the subject
+  test below.
 - ``doi`` (the DOI monitor): is the scholarly record still at the endpoint?
   Decided by :mod:`watcher.doi.profile` when that package is present.
 
 What a seed stands for depends on what it is (:func:`seed_kind`): a site's
 home page stands for the organisation, so new stories and redesigns are on
 topic and only a lost identity (title and text) or an off-topic page kind
-takes it off topic; a deep page stands for its subject, so a different
-article of the same site is off topic even though the title keeps the site's
-name.
+takes it off topic; a section (``/world/egypt``) stands for what it lists, as
+a home page does, unless its title names another subject; a deep page stands
+for its subject, so a different article of the same site is off topic even
+though the title keeps the site's name.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping, Sequence
-from typing import NamedTuple
-from urllib.parse import urlsplit
+from collections.abc import Mapping
+from urllib.parse import unquote, urlsplit
 
 from . import measures as ms
 from .config import EngineConfig
-from .lang import stop_words
 from .model import Fingerprint, MeasureResult
-from .text import is_no_space, title_segments
+from .text import title_segments
 from .verdict import Decision, fmt, fmt_below, fmt_vs, policy_flags, scored
 
 # Collection profile ------------------------------------------------------------
@@ -56,20 +56,23 @@ DRIFT_CONTAINMENT = 0.80
 # headline; a first-level heading needs more to read as one (fingerprint: three or more).
 NAME_MAX_WORDS = 3
 # Text profile ----------------------------------------------------------------
-TEXT_UNCHANGED = 0.98  # containment and resemblance at or above: the same text
-TEXT_MINOR = 0.90  # containment at or above: a small edit, or text added around the original
 TEXT_REPLACED = 0.20  # containment below (and cosine below TEXT_REPLACED_COSINE): another text
 TEXT_REPLACED_COSINE = 0.30
-# A run of this many of the baseline's words gone (more than a sentence: a paragraph replaced or cut)
-# is drift whatever the page's length; the containment line alone is a share, and a paragraph under a
-# tenth of a long page stayed "minor" (bench/text_paragraph_eval.py).
-TEXT_RUN_WORDS = 25
 
 _INDEX_PAGE = re.compile(r"^(index|default|home|main|start|portal|welcome)(\.[a-z0-9]{2,5})?$", re.I)
 _LANG_SEGMENT = re.compile(r"^[a-z]{2}(?:[-_][a-z]{2,4})?$", re.I)
 # A root segment that names an article, not a section: three or more words
 # joined by hyphens or underscores, or a number of four digits or more.
 _ARTICLE_SLUG = re.compile(r"^(?:(?:[^-_./]+[-_]){3,}[^-_./]+|\d{4,})(?:\.[a-z0-9]{2,5})?$", re.I)
+# A section's address: every segment a plain word or two ("/world/egypt", "/news/middle-east/",
+# "/autos/news"; three above the last: "/middle-eastn-africa/egypt"), no digit, no file name.
+# Articles carry an id, a date or a longer slug: of the 265 addresses the newspaper and trafilatura
+# pages declare for themselves, six more have this form, five of them section, category or practice
+# pages ("/news/inspiration/", "/autos/news", "/de/steuerrecht") and one a topic page
+# ("/themen/land-und-leute/homo-brandenburgensis").
+_SECTION_SEGMENT = re.compile(r"^[^\W\d_]+(?:[-_][^\W\d_]+)?$")
+_SECTION_PARENT = re.compile(r"^[^\W\d_]+(?:[-_][^\W\d_]+){0,2}$")
+SECTION_MAX_DEPTH = 3
 # A query that selects one item by its number (WordPress ?p=, CMS ?id=, ?newsid=, ?story_id=...).
 _ARTICLE_QUERY = re.compile(r"(?:^|&)(?:p|id|nid|sid|aid|page_id|article(?:_?id)?|news_?id|story(?:_?id)?|"
                             r"item(?:_?id)?|post(?:_?id)?|artikel|noticia|contentid)=\d{2,}(?:&|$)"
@@ -113,7 +116,32 @@ def seed_kind(url: str) -> str:
         return "site"
     if len(parts) == 2 and _LANG_SEGMENT.match(parts[0]) and _INDEX_PAGE.match(parts[1]):
         return "site"
+    if not query and _is_section(parts):
+        return "site"  # a section ("/world/egypt"): it lists the site's stories on a subject, as a home page does
     return "page"
+
+
+def _is_section(parts: list[str]) -> bool:
+    """A path (its segments) of plain words, up to :data:`SECTION_MAX_DEPTH` deep beside a language
+    root and an index file: a section's address."""
+    segs = parts[1:] if parts and _LANG_SEGMENT.match(parts[0]) else parts
+    if len(segs) > 1 and _INDEX_PAGE.match(segs[-1]):
+        segs = segs[:-1]
+    return 0 < len(segs) <= SECTION_MAX_DEPTH and bool(_SECTION_SEGMENT.match(unquote(segs[-1]))) \
+        and all(_SECTION_PARENT.match(unquote(s)) for s in segs[:-1])
+
+
+def is_section(url: str) -> bool:
+    """A seed that :func:`seed_kind` reads as a site because its address names a section two or
+    three segments deep (``/world/egypt``): it stands for what it lists, yet a title that names
+    another subject still says another page was put at its address (a live blog's)."""
+    try:
+        split = urlsplit(url if "://" in url else "http://" + url)
+    except ValueError:
+        return False
+    parts = [p for p in split.path.split("/") if p]
+    return len(parts) > 1 and seed_kind(url) == "site" and _is_section(parts) and not split.query \
+        and not _PROFILE.match((split.hostname or "") + split.path.rstrip("/"))
 
 
 def _names_site(segment: str, host: str) -> bool:
@@ -199,7 +227,7 @@ def title_subject(base: str, cur: str, host: str = "") -> float | None:
     return float(token_set_ratio(b_head, c_head)) / 100.0
 
 
-def _subject(base: Fingerprint, cur: Fingerprint, host: str) -> tuple[str, float | None]:
+def page_subject(base: Fingerprint, cur: Fingerprint, host: str) -> tuple[str, float | None]:
     """What names a deep page's subject in both captures ("headline", "title", "heading" or the
     declared "address") and how much of the baseline's subject the capture keeps (an address: 1.0
     the same, 0.0 another); ``None`` when nothing names it (the text decides then)."""
@@ -255,7 +283,7 @@ def _is_root(address: str) -> bool:
     return not path or bool(_INDEX_PAGE.match(path) and "/" not in path)
 
 
-def _measure_reasons(results: Mapping[str, MeasureResult], cfg: EngineConfig,
+def measure_reasons(results: Mapping[str, MeasureResult], cfg: EngineConfig,
                      abstain: frozenset[str] = frozenset()) -> tuple[bool, list[str]]:
     flagged_by_policy, flagged = policy_flags(results, cfg, abstain)
     reasons = []
@@ -266,7 +294,7 @@ def _measure_reasons(results: Mapping[str, MeasureResult], cfg: EngineConfig,
     return flagged_by_policy, reasons if flagged_by_policy else []
 
 
-def _sim(results: Mapping[str, MeasureResult], name: str, base: Fingerprint, cur: Fingerprint) -> float | None:
+def similarity(results: Mapping[str, MeasureResult], name: str, base: Fingerprint, cur: Fingerprint) -> float | None:
     """A measure's score, reusing the result when it was configured."""
     s = scored(results, name)
     if s is None and name not in results:
@@ -280,8 +308,8 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
     """Is the capture still on the topic the curator chose?"""
     reasons: list[str] = []
     checks: list[str] = []
-    cos = _sim(results, "cosine", base, cur)
-    title = _sim(results, "title", base, cur)
+    cos = similarity(results, "cosine", base, cur)
+    title = similarity(results, "title", base, cur)
     # A capture without a title is no evidence that the name was lost (frames, script-built pages,
     # bot walls without a <title>): the identity check needs a title on both sides.
     identity_lost = cfg.site_identity and cur.kind != "binary" and title is not None and cos is not None \
@@ -300,12 +328,18 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
     # replaced", asked first; its new headline and text also fail the identity test, which would
     # call it "site identity lost" although the site is the same.  Identity speaks where the
     # subject rule does not (a home page; a deep page that nothing names).
-    if kind == "page" and cfg.page_subject and cos is not None:
+    section = kind == "site" and is_section(seed_url)
+    if (kind == "page" or section) and cfg.page_subject and cos is not None:
         host = base.host or cur.host
-        named_by, subj = _subject(base, cur, host)
-        unnamed = subj is None
-        name_kept = subj is not None and subj >= 1.0
-        cont = _sim(results, "containment", base, cur)
+        named_by, subj = page_subject(base, cur, host)
+        if section and named_by == "heading":
+            subj = None  # a section's first heading is its top story's, not its name
+        if kind == "page":
+            unnamed = subj is None
+            name_kept = subj is not None and subj >= 1.0
+        elif subj is not None and subj >= 1.0:
+            name_kept = True
+        cont = similarity(results, "containment", base, cur)
         # The text changed: by the cosine, or by as much as the "drifted" class means (a page whose
         # boilerplate outweighs its article keeps a high cosine when the article is replaced).
         changed = cos < SUBJECT_COSINE or (cont is not None and cont < DRIFT_CONTAINMENT)
@@ -320,7 +354,9 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
             else:
                 reasons.append(f"page replaced: another subject under the same address ({named_by} words kept "
                                f"{fmt_below(subj, SUBJECT_TITLE)}, {how})")
-        elif named_by == "address" and cont is not None and cont < TEXT_REPLACED and cos < IDENTITY_COSINE:
+        # (a section renews its text: only what names its subject, the title, headline or address, speaks)
+        elif kind == "page" and named_by == "address" and cont is not None and cont < TEXT_REPLACED \
+                and cos < IDENTITY_COSINE:
             # The same declared address over a text that shares almost nothing (the identity line):
             # a renewed section or live blog keeps its topic's words; a site that declares whatever
             # address was asked for serves another article under it.
@@ -328,7 +364,7 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
             reasons.append(f"page replaced: another text under the address the page still declares "
                            f"(containment {fmt_below(cont, TEXT_REPLACED)}, cosine {fmt_below(cos, IDENTITY_COSINE)}; "
                            "the titles name no subject)")
-        elif (bool(base.title.strip() and cur.title.strip()) if subj is None else subj < 1.0) \
+        elif kind == "page" and (bool(base.title.strip() and cur.title.strip()) if subj is None else subj < 1.0) \
                 and cont is not None and cont < TEXT_REPLACED and cos < TEXT_REPLACED_COSINE:
             # The titles name no subject (some sites title every page with their name), or the subject
             # line changed but kept words (a shared template: "Egypt Live Blog" then "Syria Live
@@ -346,16 +382,16 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
     # Under a kept name, new topic words are the news (a home page's stories, a live blog's updates),
     # not another page: the top-term measures do not vote there.  Loss of the text (wordcount) still
     # does, and a page kind, an error or a redirect was read before.
-    off_policy, m_reasons = _measure_reasons(results, cfg, ms.TOPIC_WORD_MEASURES if name_kept else frozenset())
+    off_policy, m_reasons = measure_reasons(results, cfg, ms.TOPIC_WORD_MEASURES if name_kept else frozenset())
     if checks or off_policy:
         return Decision("off-topic", "off-topic", "; ".join(reasons + m_reasons), 0.9, tuple(checks))
     # Say why a measure shown as off topic did not decide (the reader sees its status in the table).
-    would, set_aside = _measure_reasons(results, cfg) if name_kept else (False, [])
+    would, set_aside = measure_reasons(results, cfg) if name_kept else (False, [])
     aside = (f"; {', '.join(set_aside)} set aside: the {'title' if kind == 'site' else 'subject line'} is "
              "kept, new top words are news" if would else "")
-    cont = _sim(results, "containment", base, cur)
+    cont = similarity(results, "containment", base, cur)
     doi_r = scored(results, "doi")
-    what = "home page" if kind == "site" else "page"
+    what = "section" if section else "home page" if kind == "site" else "page"
     if doi_r is not None and doi_r < 1.0:
         return Decision("on-topic", "drifted", f"on topic; DOI lost ({fmt(doi_r)} of the baseline's kept){aside}", 0.4)
     if cont is not None and cont < DRIFT_CONTAINMENT:
@@ -368,199 +404,3 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
                         f"on topic ({what}: {how}; containment {fmt_below(cont, DRIFT_CONTAINMENT)}{aside})", 0.3)
     return Decision("on-topic", "minor", f"on topic ({what}: small change"
                     + (f", containment {fmt(cont)}" if cont is not None else "") + f"{aside})", 0.1)
-
-
-# A typo: one edit (a letter added, dropped, changed, or two swapped: Damerau's four), two in a long
-# word; words with digits are never typos ("2012" -> "2013" changes a fact), nor are the character
-# pairs of scripts written without spaces (one character changed there is another word).  Three
-# letters or more: "teh", "adn", "too" for "to" are typos; one edit turns any two-letter word
-# into another ("in" -> "on").
-TYPO_MIN_CHARS = 3
-TYPO_LONG_CHARS = 8
-# Function words, whose swap ("a" -> "the") is no rewording: the head of the language's stop list.  The
-# lists are the most frequent words of each Wikipedia in order; their first 50 are articles,
-# prepositions, pronouns and auxiliaries, while the next 150 already hold words a synonym replaces
-# ("made", "new", "small", "released").
-REWORD_FUNCTION_WORDS = 50
-# Longer texts keep the sketch's containment: the alignment's memory grows with the product of the
-# lengths (20,000 words a side: some 50 MB, a fraction of a second).
-ALIGN_MAX_WORDS = 20_000
-
-
-def _is_typo(a: str, b: str) -> bool:
-    from rapidfuzz.distance import OSA
-
-    if max(len(a), len(b)) < TYPO_MIN_CHARS or any(ch.isdigit() for ch in a + b) or is_no_space(a) \
-            or is_no_space(b):
-        return False
-    return OSA.distance(a, b) <= (2 if min(len(a), len(b)) >= TYPO_LONG_CHARS else 1)
-
-
-def lost_run(base: Sequence[str], cur: Sequence[str], shingle_size: int) -> int:
-    """The longest run of the baseline's words whose shingles are all gone from the capture, in
-    words (L replaced words take L + size - 1 consecutive shingles with them).  The shingles are
-    the fingerprint's, so numbers are left out (a changed date or count is no lost paragraph)."""
-    import numpy as np
-
-    from .fingerprint import shingle_hashes, shingle_sequence
-
-    k = max(1, shingle_size)
-    seq = shingle_sequence(base, k)
-    if not len(seq):
-        return 0
-    gone = ~np.isin(seq, shingle_hashes(cur, k), assume_unique=False)
-    # the longest run of True: positions of the run breaks, then the largest gap between them
-    breaks = np.flatnonzero(np.concatenate(([True], ~gone, [True])))
-    best = int(np.diff(breaks).max()) - 1
-    return max(1, best - k + 1) if best else 0
-
-
-class Aligned(NamedTuple):
-    """What aligning the two word sequences found (:func:`align_words`)."""
-
-    typos: int
-    containment: float  # exact, after putting the baseline's words back where a typo replaced them
-    resemblance: float
-    reworded: tuple[tuple[str, str], ...]  # (baseline's word, capture's word): one word for another
-    inserted: int = 0  # the most words added in one place inside the baseline's text (not before or after it)
-
-
-def _reworded(base: Sequence[str], cur: Sequence[str], i: int, j: int, base_set: set[str],
-              cur_set: set[str], stops: frozenset[str]) -> bool:
-    """One word replaced by another in place, and neither a typo nor a count nor a move.
-
-    A typo is an edit inside the word (two edits or fewer: a synonym is another word).  Function
-    words ("a" -> "the") carry no wording of their own.  Words with digits, and the word after a
-    number ("3 hours" -> "1 day", "2 comments"), change with the count and say nothing of the
-    wording.  A word the capture still has elsewhere, replaced by one the baseline already had
-    elsewhere, is a list that rotated, not a sentence reworded."""
-    from rapidfuzz.distance import OSA
-
-    a, b = base[i], cur[j]
-    if a in stops or b in stops or any(ch.isdigit() for ch in a + b) or OSA.distance(a, b) <= 2:
-        return False
-    if (i and base[i - 1].isdigit()) or (j and cur[j - 1].isdigit()):
-        return False
-    return not (b in base_set and a in cur_set)
-
-
-def align_words(base: Sequence[str], cur: Sequence[str], shingle_size: int,
-                   stops: frozenset[str] = frozenset()) -> Aligned:
-    """Align the two word sequences and put back the baseline's word where
-    the capture has a typo of it (or the baseline had the typo and the
-    capture fixed it); the count of such words, then the exact containment
-    and resemblance of the word shingles after that, and the words replaced
-    one for one by another word.  Why: shingles count a fixed typo like a
-    replaced word (one word touches ``shingle_size`` shingles), so typos and
-    rewording of the same density look alike; a typo is an edit inside a
-    word, rewording puts another word.  One synonym in a long text moves the
-    shingles by less than the lines do, yet the sentence no longer says what
-    was cited: the text profile reads it from ``reworded``."""
-    from rapidfuzz.distance import Levenshtein
-
-    from .fingerprint import shingle_hashes
-
-    fixed = list(cur)
-    typos = 0
-    reworded: list[tuple[str, str]] = []
-    base_set: set[str] | None = None
-    cur_set: set[str] = set()
-    inserted = 0
-    for op in Levenshtein.opcodes(base, cur):
-        grew = (op.dest_end - op.dest_start) - (op.src_end - op.src_start)
-        if grew > 0 and op.src_start > 0 and op.src_end < len(base):
-            inserted = max(inserted, grew)
-        if op.tag != "replace" or op.src_end - op.src_start != op.dest_end - op.dest_start:
-            continue
-        single = op.src_end - op.src_start == 1
-        for i, j in zip(range(op.src_start, op.src_end), range(op.dest_start, op.dest_end), strict=True):
-            if _is_typo(base[i], cur[j]):
-                fixed[j] = base[i]
-                typos += 1
-            elif single:
-                if base_set is None:
-                    base_set, cur_set = set(base), set(cur)
-                if _reworded(base, cur, i, j, base_set, cur_set, stops):
-                    reworded.append((base[i], cur[j]))
-    bs = set(shingle_hashes(base, shingle_size).tolist())
-    cs = set(shingle_hashes(fixed, shingle_size).tolist())
-    if not bs:
-        return Aligned(typos, 1.0 if not cs else 0.0, 1.0 if not cs else 0.0, tuple(reworded), inserted)
-    inter = len(bs & cs)
-    return Aligned(typos, inter / len(bs), inter / len(bs | cs), tuple(reworded), inserted)
-
-
-def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResult], cfg: EngineConfig,
-         seed_url: str) -> Decision:
-    """Is the text that was there still there?"""
-    cont = _sim(results, "containment", base, cur)
-    res = _sim(results, "resemblance", base, cur)
-    cos = _sim(results, "cosine", base, cur)
-    typos = 0
-    reworded: tuple[tuple[str, str], ...] = ()
-    inserted = 0
-    exact = 1.0  # the exact containment, set where the words are aligned (the only place rewording is found)
-    if base.tokens and cur.tokens and cont is not None and base.tokens != cur.tokens \
-            and max(len(base.tokens), len(cur.tokens)) <= ALIGN_MAX_WORDS:
-        # Both word sequences are here (the profile keeps them): a fixed typo is not rewording, and
-        # a word replaced by another is, however long the text around it.
-        stops = stop_words(base.language, REWORD_FUNCTION_WORDS) | stop_words(cur.language, REWORD_FUNCTION_WORDS)
-        aligned = align_words(base.tokens, cur.tokens, cfg.tokens.shingle_size, stops)
-        reworded, inserted, exact = aligned.reworded, aligned.inserted, aligned.containment
-        if aligned.typos and cont < TEXT_UNCHANGED:
-            typos, cont, res = aligned.typos, aligned.containment, aligned.resemblance
-    off_policy, m_reasons = _measure_reasons(results, cfg)
-    if off_policy:
-        return Decision("off-topic", "off-topic", "text gone: " + "; ".join(m_reasons), 0.9, ("replaced",))
-    if cont is None:
-        return Decision("on-topic", "minor", "text changed; no shingles to compare (n/a)", 0.2)
-    subj: float | None = None
-    if cont < TEXT_REPLACED:
-        # Most of the text gone: another text, unless its words are still there in another order
-        # (the cosine) under the same subject line.  Another article of the same site keeps the
-        # site's words (cosine 0.34 to 0.47 on the newspaper pages' pairs of two articles), but
-        # its title or headline names another subject, or it declares another address.
-        named_by, subj = _subject(base, cur, base.host or cur.host)
-        other = subj is not None and subj < SUBJECT_TITLE
-        if cos is None or cos < TEXT_REPLACED_COSINE or other:
-            why = f"text replaced: containment {fmt_below(cont, TEXT_REPLACED)}"
-            if cos is not None:
-                why += f", cosine {fmt(cos)}"
-            if other and named_by == "address":
-                why += f", another page (it declares {cur.address}; the baseline {base.address})"
-            elif other:
-                why += f", another subject ({named_by} words kept {fmt_below(subj or 0.0, SUBJECT_TITLE)})"
-            return Decision("off-topic", "off-topic", "; ".join([why, *m_reasons]), 0.9, ("replaced",))
-    fixed = f"{typos} word{'s differ' if typos > 1 else ' differs'} by a typo, " if typos else ""
-    # A paragraph gone matters only where the containment line would call the text kept.
-    run = lost_run(base.tokens, cur.tokens, cfg.tokens.shingle_size) \
-        if cont >= TEXT_MINOR and base.tokens and cur.tokens else 0
-    if run >= TEXT_RUN_WORDS:
-        return Decision("on-topic", "drifted", f"text drifted: {run} words of the baseline in a row are gone "
-                        f"({fixed}a paragraph replaced or cut; containment {fmt(cont)})", 0.5)
-    if inserted >= TEXT_RUN_WORDS and cont >= TEXT_MINOR:
-        # Text added around the original (comments below, a header above) leaves it whole; a paragraph
-        # put inside it changes what it says, as a paragraph replaced does.
-        return Decision("on-topic", "drifted", f"text drifted: {inserted} words inserted inside the baseline's "
-                        f"text ({fixed}a paragraph added within it; containment {fmt(exact)})", 0.5)
-    if reworded and cont >= TEXT_MINOR:
-        shown = ", ".join(f"'{a}' -> '{b}'" for a, b in reworded[:3]) + (", ..." if len(reworded) > 3 else "")
-        n = len(reworded)
-        what = "1 word replaced by another" if n == 1 else f"{n} words replaced by others"
-        return Decision("on-topic", "drifted", f"text reworded: {shown} ({fixed}{what} in place; "
-                        f"containment {fmt(exact)})", 0.5)
-    if cont >= TEXT_UNCHANGED and (res is None or res >= TEXT_UNCHANGED):
-        if typos:
-            return Decision("on-topic", "minor", f"text kept ({fixed}containment {fmt(cont)} without them)", 0.1)
-        return Decision("on-topic", "unchanged", f"same text (containment {fmt(cont)})", 0.0)
-    if cont >= TEXT_MINOR:
-        # Text added when the capture grew; a page that shrank or kept its length had words changed.
-        grown = cur.word_count > base.word_count and (cont >= TEXT_UNCHANGED or (res is not None and res < TEXT_MINOR))
-        extra = "text added around it" if grown else "small edits"
-        return Decision("on-topic", "minor", f"text kept ({fixed}{extra}; containment {fmt(cont)})", 0.1)
-    if cont < TEXT_REPLACED:  # kept from "replaced" by its cosine: the words are there, the sentences not
-        return Decision("on-topic", "drifted", f"text rewritten: containment {fmt_below(cont, TEXT_REPLACED)}, "
-                        f"cosine {fmt(cos or 0.0)} ({fixed}the same words in other sentences"
-                        + (", under the same subject line)" if subj is not None else ")"), 0.5)
-    return Decision("on-topic", "drifted", f"text drifted: containment {fmt_below(cont, TEXT_MINOR)} "
-                    f"({fixed}part of the text was replaced or reworded)", 0.5)

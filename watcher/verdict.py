@@ -106,7 +106,7 @@ def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureRes
     answers all of it itself, against the watched ``doi`` and
     ``expected_title`` (the capture's) with the ``doi_params`` thresholds.
     """
-    from . import profiles
+    from . import profiles, textprofile
 
     prof = profile or cfg.profile
     if extraction_failed(cur):
@@ -144,7 +144,7 @@ def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureRes
         return Decision("off-topic", "off-topic", f"page kind {cur.page_kind} ({cur.page_kind_evidence})", 0.95,
                         ("page_kind",))
     if prof == "text":
-        return profiles.text(base, cur, results, cfg, seed_url)
+        return textprofile.text(base, cur, results, cfg, seed_url)
     return profiles.collection(base, cur, results, cfg, seed_url)
 
 
