@@ -311,7 +311,12 @@ def read_html(html: str, *, banners: bool = True, main_content: bool = False) ->
     if root is None:
         return doc
     head_meta: dict[str, list[str]] = {}
-    for m in root.iter("meta"):
+    canonical = ""
+    for m in root.iter("meta", "link"):  # one walk of the tree for both
+        if m.tag == "link":
+            if not canonical and "canonical" in (m.get("rel") or "").lower().split():
+                canonical = (m.get("href") or "").strip()
+            continue
         name = (m.get("name") or m.get("property") or "").strip().lower()
         content = (m.get("content") or "").strip()
         equiv = (m.get("http-equiv") or "").strip().lower()
@@ -324,8 +329,6 @@ def read_html(html: str, *, banners: bool = True, main_content: bool = False) ->
     doc.meta = {k: v for k, v in head_meta.items()
                 if k.startswith(("citation_", "dc.", "og:", "prism.")) or k in ("description", "keywords", "generator")}
     doc.site_name = (head_meta.get("og:site_name") or [""])[0]
-    canonical = next((lk.get("href", "").strip() for lk in root.iter("link")
-                      if "canonical" in (lk.get("rel") or "").lower().split() and lk.get("href", "").strip()), "")
     doc.declared = (canonical or (head_meta.get("og:url") or [""])[0])[:1000]
     title_el = root.find(".//title")
     if title_el is not None:
