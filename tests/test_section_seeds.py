@@ -50,3 +50,12 @@ def test_a_section_address_that_serves_another_subject_is_off_topic(tmp_path: Pa
     r = _batch_as_stream([cap(i, p, url=url) for i, p in enumerate((live, entries, restyled, other))], tmp_path)
     assert [v.status for v in r] == ["on-topic", "on-topic", "on-topic", "off-topic"], [v.reason for v in r]
     assert "section" in r[1].reason and "replaced" in r[3].checks and "title words kept" in r[3].reason
+
+
+def test_an_article_that_redirects_to_a_section_is_gone(tmp_path: Path) -> None:
+    """A moved article redirects to its new address; one that sends its readers to a section (or the
+    home page) is gone, and the reason names which."""
+    article = _listing(["law", "river"], 1, "Egypt protests turn violent | guardian.co.uk")
+    moved = cap(1, b"", url=ARTICLE, status=301, headers={"Location": SECTION})
+    r = _batch_as_stream([cap(0, article, url=ARTICLE), moved], tmp_path)
+    assert r[1].status == "off-topic" and "redirects to a section of the site" in r[1].reason, r[1].reason

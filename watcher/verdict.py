@@ -125,9 +125,10 @@ def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureRes
         if target and home and target != home:
             return Decision("off-topic", "off-topic", f"redirects to another site: {cur.redirect}", 0.9, ("redirect",))
         if profiles.seed_kind(seed_url) == "page" and profiles.seed_kind(cur.redirect) == "site":
-            # An article that now sends its readers to the home page is gone (a moved article
-            # redirects to its new address, not to the front page).
-            return Decision("off-topic", "off-topic", f"redirects to the site's home page: {cur.redirect} (the page "
+            # An article that now sends its readers to the home page or a section is gone (a moved
+            # article redirects to its new address, not to the front page).
+            where = "a section of the site" if profiles.is_section(cur.redirect) else "the site's home page"
+            return Decision("off-topic", "off-topic", f"redirects to {where}: {cur.redirect} (the page "
                             "is gone)", 0.9, ("redirect",))
         what = f"HTTP {cur.http_status} redirect" if cur.http_status in REDIRECT_STATUSES else "redirect stub"
         return Decision("empty", "empty", f"{what} to {cur.redirect} (same site): its content is not "
