@@ -69,7 +69,7 @@ _ARTICLE_SLUG = re.compile(r"^(?:(?:[^-_./]+[-_]){3,}[^-_./]+|\d{4,})(?:\.[a-z0-
 # Articles carry an id, a date or a longer slug: of the 265 addresses the newspaper and trafilatura
 # pages declare for themselves, six more have this form, five of them section, category or practice
 # pages ("/news/inspiration/", "/autos/news", "/de/steuerrecht") and one a topic page
-# ("/themen/land-und-leute/homo-brandenburgensis").
+# ("/themen/land-und-leute/homo-brandenburgensis"); none of the 181 article addresses of articles-181 has it.
 _SECTION_SEGMENT = re.compile(r"^[^\W\d_]+(?:[-_][^\W\d_]+)?$")
 _SECTION_PARENT = re.compile(r"^[^\W\d_]+(?:[-_][^\W\d_]+){0,2}$")
 SECTION_MAX_DEPTH = 3
