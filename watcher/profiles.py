@@ -343,6 +343,10 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
         # The text changed: by the cosine, or by as much as the "drifted" class means (a page whose
         # boilerplate outweighs its article keeps a high cosine when the article is replaced).
         changed = cos < SUBJECT_COSINE or (cont is not None and cont < DRIFT_CONTAINMENT)
+        if section:
+            # A section renews its list at every crawl: its text says another page only where it
+            # shares little, by the "another text" line (a retitled section keeps its beat's words).
+            changed = cos < TEXT_REPLACED_COSINE
         if subj is not None and subj < SUBJECT_TITLE and changed:
             checks.append("replaced")
             how = (f"cosine {fmt_below(cos, SUBJECT_COSINE)}" if cos < SUBJECT_COSINE else
