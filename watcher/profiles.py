@@ -140,7 +140,8 @@ def is_section(url: str) -> bool:
     except ValueError:
         return False
     parts = [p for p in split.path.split("/") if p]
-    return len(parts) > 1 and seed_kind(url) == "site" and _is_section(parts) and not split.query \
+    # (seed_kind reads every such address as a site: no rule before its section test takes one)
+    return len(parts) > 1 and not split.query and _is_section(parts) \
         and not _PROFILE.match((split.hostname or "") + split.path.rstrip("/"))
 
 
