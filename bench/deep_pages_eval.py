@@ -37,10 +37,13 @@ tell one article from another; ``--retitled`` keeps each TimeMap's first title
 (a site that turned to such titles after the baseline); ``--foreign-names``
 titles them with an Arabic name that no rule ties to the address; ``--no-headlines``
 removes ``og:title`` and ``citation_title`` (pages that declare no headline); ``--no-addresses``
-removes ``rel="canonical"`` and ``og:url`` (pages that declare no address of their own).
+removes ``rel="canonical"`` and ``og:url`` (pages that declare no address of their own);
+``--echo-addresses`` makes every capture declare the seed's own address (a site that declares
+whatever address was asked for, or an address reused for another article).
 
 usage: deep_pages_eval.py [--pages TAR_OR_DIR] [--otmt VENV] [--seeds 0,1,2] [--keep DIR]
-                          [--site-titles [--retitled] [--foreign-names]] [--no-headlines] [--no-addresses]
+                          [--site-titles [--retitled] [--foreign-names]] [--no-headlines]
+                          [--no-addresses | --echo-addresses]
 """
 
 from __future__ import annotations
@@ -106,14 +109,16 @@ FOREIGN_SITE_NAME = "بوابة الأخبار"
 
 
 def build(pages: Path, out: Path, site_titles: bool = False, no_headlines: bool = False,
-          retitled: bool = False, foreign_names: bool = False, no_addresses: bool = False) -> dict[str, int]:
+          retitled: bool = False, foreign_names: bool = False, no_addresses: bool = False,
+          echo_addresses: bool = False) -> dict[str, int]:
     """Write a gold-format directory (labels.tsv, html/<id>/<date>.html); return label counts.
     ``site_titles``: every capture's title is the site's name (labels come from the real titles);
     ``no_headlines``: no capture declares its headline (``og:title``, ``citation_title`` removed);
     ``retitled``: with ``site_titles``, the first capture keeps its real title (a site that turned
     to titling every page with its name after the baseline); ``foreign_names``: with ``site_titles``,
     the name is :data:`FOREIGN_SITE_NAME`, which no rule ties to the address; ``no_addresses``: no
-    capture declares its address (``rel="canonical"`` and ``og:url`` removed)."""
+    capture declares its address (``rel="canonical"`` and ``og:url`` removed); ``echo_addresses``:
+    every capture declares the seed's address as its canonical one."""
     html_root = pages / "html"
     folders = sorted(p for p in html_root.iterdir() if p.is_dir())
     names = {p.name for p in folders}
@@ -153,8 +158,13 @@ def build(pages: Path, out: Path, site_titles: bool = False, no_headlines: bool 
                               count=1, flags=re.I | re.S)
             if no_headlines:
                 body = _HEADLINE_META.sub(b"", body)
-            if no_addresses:
+            if no_addresses or echo_addresses:
                 body = _ADDRESS_TAGS.sub(b"", body)
+            if echo_addresses and body.strip():  # an empty capture stays empty
+                tag = b'<link rel="canonical" href="' + url.encode() + b'">'
+                head = re.search(rb"<head\b[^>]*>", body, re.I)
+                at = head.end() if head else 0
+                body = body[:at] + tag + body[at:]
             (out / "html" / str(tm) / f"{date}.html").write_bytes(body)
             rows.append((tm, date, f"http://wayback.archive-it.org/9999/{date}/{url}", label))
             counts["on" if label else "off"] += 1
@@ -194,6 +204,8 @@ def main() -> int:
                     help="remove og:title and citation_title from every capture (pages that declare no headline)")
     ap.add_argument("--no-addresses", action="store_true",
                     help="remove rel=canonical and og:url from every capture (pages that declare no address)")
+    ap.add_argument("--echo-addresses", action="store_true",
+                    help="every capture declares the seed's own address as rel=canonical")
     ap.add_argument("--keep", type=Path, help="write the collection here (kept) instead of a temporary directory")
     a = ap.parse_args()
     if not a.pages.exists():
@@ -210,7 +222,8 @@ def main() -> int:
         if coll.exists():
             shutil.rmtree(coll)
         coll.mkdir(parents=True)
-        counts = build(pages, coll, a.site_titles, a.no_headlines, a.retitled, a.foreign_names, a.no_addresses)
+        counts = build(pages, coll, a.site_titles, a.no_headlines, a.retitled, a.foreign_names, a.no_addresses,
+                       a.echo_addresses)
         print(f"collection: {counts['timemaps']} TimeMaps, {counts['on']} on topic, {counts['off']} off topic, "
               f"{counts['left_out']} versions left out (comment feeds, empty)")
         result = work / "driftline.json"

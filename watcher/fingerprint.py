@@ -221,7 +221,13 @@ def declared_address(declared: str, url: str) -> str:
             return ""
     except ValueError:
         return ""
-    key = url_key(target).lower()  # one address whatever the case a template writes it in (IIS ignores case)
+    return address_key(target)
+
+
+def address_key(url: str) -> str:
+    """An address as declared addresses are kept and compared: its canonical key, lowercased (one
+    address whatever the case a template writes it in: IIS ignores case), bounded."""
+    key = url_key(original_url(url)).lower()
     if len(key) > ADDRESS_MAX_CHARS:
         key = key[:ADDRESS_MAX_CHARS - 17] + "~" + xxhash.xxh64_hexdigest(key.encode("utf-8"))
     return key

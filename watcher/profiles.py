@@ -34,6 +34,7 @@ from urllib.parse import unquote, urlsplit
 
 from . import measures as ms
 from .config import EngineConfig
+from .fingerprint import address_key
 from .model import Fingerprint, MeasureResult
 from .text import title_segments
 from .verdict import Decision, fmt, fmt_below, fmt_vs, policy_flags, scored
@@ -228,7 +229,7 @@ def title_subject(base: str, cur: str, host: str = "") -> float | None:
     return float(token_set_ratio(b_head, c_head)) / 100.0
 
 
-def page_subject(base: Fingerprint, cur: Fingerprint, host: str) -> tuple[str, float | None]:
+def page_subject(base: Fingerprint, cur: Fingerprint, host: str, seed_url: str = "") -> tuple[str, float | None]:
     """What names a deep page's subject in both captures ("headline", "title", "heading" or the
     declared "address") and how much of the baseline's subject the capture keeps (an address: 1.0
     the same, 0.0 another); ``None`` when nothing names it (the text decides then)."""
@@ -258,7 +259,7 @@ def page_subject(base: Fingerprint, cur: Fingerprint, host: str) -> tuple[str, f
         b_head, c_head = base.headline_key or base.heading_key, cur.headline_key or cur.heading_key
         if b_head and c_head and (base.heading or cur.heading):
             named_by, subj = "heading", title_subject(b_head, c_head, host)
-    same_page = declared_same_page(base, cur)
+    same_page = declared_same_page(base, cur, seed_url)
     if same_page is not None and (subj is None or (named_by == "heading" and same_page)):
         # The titles name no subject: the address the page declares for itself says which page it
         # is, before its first heading (on a section page, the top story's) and its text (a live
@@ -268,14 +269,25 @@ def page_subject(base: Fingerprint, cur: Fingerprint, host: str) -> tuple[str, f
     return named_by, subj
 
 
-def declared_same_page(base: Fingerprint, cur: Fingerprint) -> bool | None:
+def declared_same_page(base: Fingerprint, cur: Fingerprint, seed_url: str = "") -> bool | None:
     """Whether the capture declares itself the baseline's page (``rel="canonical"``, ``og:url``):
     ``True`` where both declare one address, ``False`` where they declare two.  ``None`` where that
-    is no evidence: one declares none, or the baseline declares the site's home page (a deep page
-    that does names no page of its own: sites that declare their root on every page are common)."""
+    is no evidence: one declares none, the baseline declares the site's home page (a deep page that
+    does names no page of its own: sites that declare their root on every page are common), or both
+    declare the seed's own address.  That one is what was asked for: a page declares it whatever
+    it holds when the address is reused for another article (a live blog's address that later
+    serves another story) and on sites that echo the request, so it tells nothing the address did
+    not (the bench's ``--echo-addresses``: 0.69 while it read as the same page)."""
     if not base.address or not cur.address or _is_root(base.address):
         return None
-    return base.address == cur.address
+    if base.address != cur.address:
+        return False
+    return None if seed_url and _same_address(base.address, address_key(seed_url)) else True
+
+
+def _same_address(a: str, b: str) -> bool:
+    """Two address keys of one page (a trailing slash aside)."""
+    return a.rstrip("/") == b.rstrip("/")
 
 
 def _is_root(address: str) -> bool:
@@ -332,7 +344,7 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
     section = kind == "site" and is_section(seed_url)
     if (kind == "page" or section) and cfg.page_subject and cos is not None:
         host = base.host or cur.host
-        named_by, subj = page_subject(base, cur, host)
+        named_by, subj = page_subject(base, cur, host, seed_url)
         if section and named_by == "heading":
             subj = None  # a section's first heading is its top story's, not its name
         if kind == "page":

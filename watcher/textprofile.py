@@ -203,7 +203,7 @@ def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResul
         # (the cosine) under the same subject line.  Another article of the same site keeps the
         # site's words (cosine 0.34 to 0.47 on the newspaper pages' pairs of two articles), but
         # its title or headline names another subject, or it declares another address.
-        named_by, subj = page_subject(base, cur, base.host or cur.host)
+        named_by, subj = page_subject(base, cur, base.host or cur.host, seed_url)
         other = subj is not None and subj < SUBJECT_TITLE
         rare = rare_words_kept(base, cur, cfg) if cos is not None and cos >= TEXT_REPLACED_COSINE else None
         if cos is None or cos < TEXT_REPLACED_COSINE or other or (rare is not None and rare < TEXT_RARE_KEPT):
