@@ -39,11 +39,14 @@ titles them with an Arabic name that no rule ties to the address; ``--no-headlin
 removes ``og:title`` and ``citation_title`` (pages that declare no headline); ``--no-addresses``
 removes ``rel="canonical"`` and ``og:url`` (pages that declare no address of their own);
 ``--echo-addresses`` makes every capture declare the seed's own address (a site that declares
-whatever address was asked for, or an address reused for another article).
+whatever address was asked for, or an address reused for another article); ``--moved-addresses``
+makes the first capture declare the seed's address and every later one its article's address in
+another scheme (``/a/<fixture>``: a site that moved its articles to new addresses after the
+baseline, the old address still serving them).
 
 usage: deep_pages_eval.py [--pages TAR_OR_DIR] [--otmt VENV] [--seeds 0,1,2] [--keep DIR]
                           [--site-titles [--retitled] [--foreign-names]] [--no-headlines]
-                          [--no-addresses | --echo-addresses]
+                          [--no-addresses | --echo-addresses | --moved-addresses]
 """
 
 from __future__ import annotations
@@ -110,7 +113,7 @@ FOREIGN_SITE_NAME = "بوابة الأخبار"
 
 def build(pages: Path, out: Path, site_titles: bool = False, no_headlines: bool = False,
           retitled: bool = False, foreign_names: bool = False, no_addresses: bool = False,
-          echo_addresses: bool = False) -> dict[str, int]:
+          echo_addresses: bool = False, moved_addresses: bool = False) -> dict[str, int]:
     """Write a gold-format directory (labels.tsv, html/<id>/<date>.html); return label counts.
     ``site_titles``: every capture's title is the site's name (labels come from the real titles);
     ``no_headlines``: no capture declares its headline (``og:title``, ``citation_title`` removed);
@@ -118,7 +121,8 @@ def build(pages: Path, out: Path, site_titles: bool = False, no_headlines: bool 
     to titling every page with its name after the baseline); ``foreign_names``: with ``site_titles``,
     the name is :data:`FOREIGN_SITE_NAME`, which no rule ties to the address; ``no_addresses``: no
     capture declares its address (``rel="canonical"`` and ``og:url`` removed); ``echo_addresses``:
-    every capture declares the seed's address as its canonical one."""
+    every capture declares the seed's address as its canonical one; ``moved_addresses``: the first
+    capture declares the seed's address, later ones their article's address in another scheme."""
     html_root = pages / "html"
     folders = sorted(p for p in html_root.iterdir() if p.is_dir())
     names = {p.name for p in folders}
@@ -139,9 +143,10 @@ def build(pages: Path, out: Path, site_titles: bool = False, no_headlines: bool 
         if not articles:
             continue
         main = max(set(articles), key=lambda s: (articles.count(s), -articles.index(s)))
-        labelled = [(b, 1 if not _is_error(b) and _subject(_title(b)) == main else 0) for _, b in kept]
+        labelled = [(b, 1 if not _is_error(b) and _subject(_title(b)) == main else 0, folder.name) for _, b in kept]
         # the sibling is another article, unless the fixture set holds the same article twice
-        labelled += [(b, 1 if _subject(_title(b)) == main else 0) for b in (f.read_bytes() for f in other)]
+        labelled += [(b, 1 if _subject(_title(b)) == main else 0, f.parent.name)
+                     for f, b in ((f, f.read_bytes()) for f in other)]
         if len(labelled) < 2:
             continue
         tm += 1
@@ -150,7 +155,7 @@ def build(pages: Path, out: Path, site_titles: bool = False, no_headlines: bool 
         host = site if "." in site else site + ".example"
         url = f"http://{host}/news/2015/{folder.name}"
         (out / "html" / str(tm)).mkdir(parents=True)
-        for i, (body, label) in enumerate(labelled):
+        for i, (body, label, source) in enumerate(labelled):
             date = (T0 + timedelta(days=30 * i)).strftime("%Y%m%d%H%M%S")
             if site_titles and (i > 0 or not retitled):
                 name = FOREIGN_SITE_NAME if foreign_names else site_name(host)
@@ -158,10 +163,11 @@ def build(pages: Path, out: Path, site_titles: bool = False, no_headlines: bool 
                               count=1, flags=re.I | re.S)
             if no_headlines:
                 body = _HEADLINE_META.sub(b"", body)
-            if no_addresses or echo_addresses:
+            if no_addresses or echo_addresses or moved_addresses:
                 body = _ADDRESS_TAGS.sub(b"", body)
-            if echo_addresses and body.strip():  # an empty capture stays empty
-                tag = b'<link rel="canonical" href="' + url.encode() + b'">'
+            if (echo_addresses or moved_addresses) and body.strip():  # an empty capture stays empty
+                declared = f"http://{host}/a/{source}" if moved_addresses and i > 0 else url
+                tag = b'<link rel="canonical" href="' + declared.encode() + b'">'
                 head = re.search(rb"<head\b[^>]*>", body, re.I)
                 at = head.end() if head else 0
                 body = body[:at] + tag + body[at:]
@@ -206,6 +212,8 @@ def main() -> int:
                     help="remove rel=canonical and og:url from every capture (pages that declare no address)")
     ap.add_argument("--echo-addresses", action="store_true",
                     help="every capture declares the seed's own address as rel=canonical")
+    ap.add_argument("--moved-addresses", action="store_true",
+                    help="the first capture declares the seed's address, later ones /a/<fixture>")
     ap.add_argument("--keep", type=Path, help="write the collection here (kept) instead of a temporary directory")
     a = ap.parse_args()
     if not a.pages.exists():
@@ -223,7 +231,7 @@ def main() -> int:
             shutil.rmtree(coll)
         coll.mkdir(parents=True)
         counts = build(pages, coll, a.site_titles, a.no_headlines, a.retitled, a.foreign_names, a.no_addresses,
-                       a.echo_addresses)
+                       a.echo_addresses, a.moved_addresses)
         print(f"collection: {counts['timemaps']} TimeMaps, {counts['on']} on topic, {counts['off']} off topic, "
               f"{counts['left_out']} versions left out (comment feeds, empty)")
         result = work / "driftline.json"
