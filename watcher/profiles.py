@@ -229,10 +229,13 @@ def title_subject(base: str, cur: str, host: str = "") -> float | None:
     return float(token_set_ratio(b_head, c_head)) / 100.0
 
 
-def page_subject(base: Fingerprint, cur: Fingerprint, host: str, seed_url: str = "") -> tuple[str, float | None]:
+def page_subject(base: Fingerprint, cur: Fingerprint, host: str, seed_url: str = "",
+                 another_text: bool = False) -> tuple[str, float | None]:
     """What names a deep page's subject in both captures ("headline", "title", "heading" or the
     declared "address") and how much of the baseline's subject the capture keeps (an address: 1.0
-    the same, 0.0 another); ``None`` when nothing names it (the text decides then)."""
+    the same, 0.0 another); ``None`` when nothing names it (the text decides then).
+    ``another_text``: the text shares almost nothing with the baseline's (the "another text" test),
+    where a kept first-level heading is no evidence (below)."""
     # The page's own headline (og:title) names its subject where the title does not say it (a
     # title that is the site's name, or one padded with section names: "Ebola: nurse named |
     # Latest News | Breaking News UK | Daily Star").  A page keeps a headline only when its
@@ -259,6 +262,12 @@ def page_subject(base: Fingerprint, cur: Fingerprint, host: str, seed_url: str =
         b_head, c_head = base.headline_key or base.heading_key, cur.headline_key or cur.heading_key
         if b_head and c_head and (base.heading or cur.heading):
             named_by, subj = "heading", title_subject(b_head, c_head, host)
+    if named_by == "heading" and another_text and subj is not None and subj >= SUBJECT_TITLE:
+        # A first-level heading kept over another text is the template's, not the article's: older
+        # templates put the site's name in the one <h1> (a logo) and the headline lower, on every
+        # page, in whatever script or words (the bench's --logo-headings: 0.36 while it read as the
+        # subject kept).  A headline declared by the page or its title keeps its weight.
+        named_by, subj = "title", None
     same_page = declared_same_page(base, cur, seed_url)
     if same_page is not None and (subj is None or (named_by == "heading" and same_page)):
         # The titles name no subject: the address the page declares for itself says which page it
@@ -344,7 +353,9 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
     section = kind == "site" and is_section(seed_url)
     if (kind == "page" or section) and cfg.page_subject and cos is not None:
         host = base.host or cur.host
-        named_by, subj = page_subject(base, cur, host, seed_url)
+        cont = similarity(results, "containment", base, cur)
+        another_text = cont is not None and cont < TEXT_REPLACED and cos < TEXT_REPLACED_COSINE
+        named_by, subj = page_subject(base, cur, host, seed_url, another_text)
         if section and named_by == "heading":
             subj = None  # a section's first heading is its top story's, not its name
         if kind == "page":
@@ -352,7 +363,6 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
             name_kept = subj is not None and subj >= 1.0
         elif subj is not None and subj >= 1.0:
             name_kept = True
-        cont = similarity(results, "containment", base, cur)
         # The text changed: by the cosine, or by as much as the "drifted" class means (a page whose
         # boilerplate outweighs its article keeps a high cosine when the article is replaced).
         changed = cos < SUBJECT_COSINE or (cont is not None and cont < DRIFT_CONTAINMENT)

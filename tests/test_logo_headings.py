@@ -1,0 +1,53 @@
+"""A first-level heading that every page of a site carries (older templates' logo) names no subject.
+
+A deep page whose titles name no subject (the site's name on every page) and that declares no
+headline is judged by its first-level heading.  Older templates put the site's name in the one
+``<h1>`` and the headline lower: that heading is "kept" on every page, and another article under
+the address read as the same subject (the bench's ``--logo-headings``: F1 0.36).  A heading kept
+over another text is the template's, so the text decides; a heading kept over a text that keeps
+its words still keeps the page.  Real engine, real SQLite store, batch equal to the stream.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests import textgen
+from tests.test_step import cap
+from tests.test_subjects import _batch_as_stream
+from watcher.model import Verdict
+
+DEEP = "http://english.ahram.org.eg/News/12345.aspx"
+NAME = "Ahram Online"  # every page's title
+LOGO = "Al-Ahram Weekly Online Edition"  # every page's one <h1>: longer than the title, not in it
+
+
+def _article(topics: list[str], seed: int, h1: str = LOGO) -> bytes:
+    paras = "\n".join(f"<p>{p}</p>" for p in textgen.document(topics, 250, seed))
+    return (f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{NAME}</title></head>"
+            f"<body><h1>{h1}</h1><h2>{topics[0].title()} story of the day</h2>{paras}</body></html>").encode()
+
+
+def _pair(a: bytes, b: bytes, tmp_path: Path) -> Verdict:
+    return _batch_as_stream([cap(0, a, url=DEEP), cap(1, b, url=DEEP)], tmp_path)[1]
+
+
+def test_a_logo_heading_kept_over_another_text_is_no_evidence(tmp_path: Path) -> None:
+    other = _pair(_article(["law", "river"], 1), _article(["music", "garden"], 9), tmp_path / "a")
+    cont, cos = other.measures["containment"].score, other.measures["cosine"].score
+    assert cont is not None and cont < 0.2 and cos is not None and cos < 0.3  # another text
+    assert other.status == "off-topic" and "another text" in other.reason, other.reason
+    # the same article crawled again keeps its words: the kept heading is no reason to doubt it
+    again = _pair(_article(["law", "river"], 1), _article(["law", "river"], 1), tmp_path / "b")
+    assert again.status == "on-topic", again.reason
+
+
+def test_a_heading_that_names_the_article_still_speaks(tmp_path: Path) -> None:
+    """Where the <h1> is the article's headline, a changed one still says "another subject" and a
+    kept one over a text that keeps its words keeps the page on topic."""
+    base = _article(["law", "river"], 1, h1="Egypt court rules on the new river law")
+    renamed = _pair(base, _article(["law", "river"], 5, h1="Cairo music festival opens in the garden"),
+                    tmp_path / "a")
+    assert renamed.status == "off-topic" and "another subject" in renamed.reason, renamed.reason
+    kept = _pair(base, _article(["law", "river"], 1, h1="Egypt court rules on the new river law"), tmp_path / "b")
+    assert kept.status == "on-topic", kept.reason
