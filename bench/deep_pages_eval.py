@@ -44,7 +44,8 @@ makes the first capture declare the seed's address and every later one its artic
 another scheme (``/a/<fixture>``: a site that moved its articles to new addresses after the
 baseline, the old address still serving them); ``--logo-headings`` turns every first-level
 heading into a second-level one and puts the site's name, in three words, in the only ``<h1>``
-(older templates' logo heading).
+(older templates' logo heading); ``--site-headlines`` declares the site's name, in three words,
+as every page's ``og:title`` (themes that fill it with the site's name).
 
 usage: deep_pages_eval.py [--pages TAR_OR_DIR] [--otmt VENV] [--seeds 0,1,2] [--keep DIR]
                           [--site-titles [--retitled] [--foreign-names]] [--no-headlines]
@@ -116,7 +117,7 @@ FOREIGN_SITE_NAME = "بوابة الأخبار"
 def build(pages: Path, out: Path, site_titles: bool = False, no_headlines: bool = False,
           retitled: bool = False, foreign_names: bool = False, no_addresses: bool = False,
           echo_addresses: bool = False, moved_addresses: bool = False,
-          logo_headings: bool = False) -> dict[str, int]:
+          logo_headings: bool = False, site_headlines: bool = False) -> dict[str, int]:
     """Write a gold-format directory (labels.tsv, html/<id>/<date>.html); return label counts.
     ``site_titles``: every capture's title is the site's name (labels come from the real titles);
     ``no_headlines``: no capture declares its headline (``og:title``, ``citation_title`` removed);
@@ -171,6 +172,11 @@ def build(pages: Path, out: Path, site_titles: bool = False, no_headlines: bool 
                 logo = f"<h1>{site_name(host)} News Online</h1>".encode()
                 at = m.end() if (m := re.search(rb"<body\b[^>]*>", body, re.I)) else 0
                 body = body[:at] + logo + body[at:]
+            if site_headlines:
+                body = _HEADLINE_META.sub(b"", body)
+                meta = f'<meta property="og:title" content="{site_name(host)} News Online">'.encode()
+                at = m.end() if (m := re.search(rb"<head\b[^>]*>", body, re.I)) else 0
+                body = body[:at] + meta + body[at:]
             if no_addresses or echo_addresses or moved_addresses:
                 body = _ADDRESS_TAGS.sub(b"", body)
             if (echo_addresses or moved_addresses) and body.strip():  # an empty capture stays empty
@@ -224,6 +230,8 @@ def main() -> int:
                     help="the first capture declares the seed's address, later ones /a/<fixture>")
     ap.add_argument("--logo-headings", action="store_true",
                     help="every <h1> becomes <h2>; the site's name in three words is the only <h1>")
+    ap.add_argument("--site-headlines", action="store_true",
+                    help="every page's og:title is the site's name in three words")
     ap.add_argument("--keep", type=Path, help="write the collection here (kept) instead of a temporary directory")
     a = ap.parse_args()
     if not a.pages.exists():
@@ -241,7 +249,7 @@ def main() -> int:
             shutil.rmtree(coll)
         coll.mkdir(parents=True)
         counts = build(pages, coll, a.site_titles, a.no_headlines, a.retitled, a.foreign_names, a.no_addresses,
-                       a.echo_addresses, a.moved_addresses, a.logo_headings)
+                       a.echo_addresses, a.moved_addresses, a.logo_headings, a.site_headlines)
         print(f"collection: {counts['timemaps']} TimeMaps, {counts['on']} on topic, {counts['off']} off topic, "
               f"{counts['left_out']} versions left out (comment feeds, empty)")
         result = work / "driftline.json"

@@ -244,6 +244,16 @@ def page_subject(base: Fingerprint, cur: Fingerprint, host: str, seed_url: str =
     # then compares the old title's headline with the new og:title, not with the site's name.
     named_by = "headline" if base.headline or cur.headline else "title"
     subj = title_subject(base.headline_key or base.title_key, cur.headline_key or cur.title_key, host)
+    if named_by == "headline" and base.headline_key == cur.headline_key and base.title_key != cur.title_key:
+        # One headline on both sides under two titles that each name something of their own is the
+        # template's (themes that fill og:title with the site's name on every page: the bench's
+        # --site-headlines, F1 0.64 while it read as the subject kept): the titles say which article
+        # it is.  A title that turned to the site's name names nothing: the headline still speaks.
+        own = _own_segments(base.title_key, cur.title_key, host)
+        if own[1] and own[2] and min(len(base.title_key.split()), len(cur.title_key.split())) > NAME_MAX_WORDS:
+            by_title = title_subject(base.title_key, cur.title_key, host)
+            if by_title is not None:
+                named_by, subj = "title", by_title
     if named_by == "title" and base.title_key == cur.title_key and len(base.title_key.split()) <= NAME_MAX_WORDS:
         subj = None  # the one short title reads as a name, not a headline: no evidence (below)
     # (a score means both titles are there: title_subject is None without one)
@@ -262,7 +272,8 @@ def page_subject(base: Fingerprint, cur: Fingerprint, host: str, seed_url: str =
         b_head, c_head = base.headline_key or base.heading_key, cur.headline_key or cur.heading_key
         if b_head and c_head and (base.heading or cur.heading):
             named_by, subj = "heading", title_subject(b_head, c_head, host)
-    if named_by == "heading" and another_text and subj is not None and subj >= SUBJECT_TITLE:
+    template = named_by == "heading" or (named_by == "headline" and base.headline_key == cur.headline_key)
+    if template and another_text and subj is not None and subj >= SUBJECT_TITLE:
         # A first-level heading kept over another text is the template's, not the article's: older
         # templates put the site's name in the one <h1> (a logo) and the headline lower, on every
         # page, in whatever script or words (the bench's --logo-headings: 0.36 while it read as the
