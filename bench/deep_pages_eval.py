@@ -45,7 +45,8 @@ another scheme (``/a/<fixture>``: a site that moved its articles to new addresse
 baseline, the old address still serving them); ``--logo-headings`` turns every first-level
 heading into a second-level one and puts the site's name, in three words, in the only ``<h1>``
 (older templates' logo heading); ``--site-headlines`` declares the site's name, in three words,
-as every page's ``og:title`` (themes that fill it with the site's name).
+as every page's ``og:title`` (themes that fill it with the site's name); ``--tagline-titles``,
+with ``--site-titles``, titles every page with the site's name and a tagline of six words.
 
 usage: deep_pages_eval.py [--pages TAR_OR_DIR] [--otmt VENV] [--seeds 0,1,2] [--keep DIR]
                           [--site-titles [--retitled] [--foreign-names]] [--no-headlines]
@@ -110,6 +111,9 @@ _HEADLINE_META = re.compile(rb"<meta\b[^>]*(?:og:title|citation_title)[^>]*>", r
 _ADDRESS_TAGS = re.compile(rb"<meta\b[^>]*og:url[^>]*>|<link\b[^>]*\bcanonical\b[^>]*>", re.I)
 
 
+# The six words some sites add to their name in every title.
+TAGLINE = "News and Views from Around the World"
+
 # A site's name that no rule can tie to the address: an Arabic name ("The News Portal") on a Latin one.
 FOREIGN_SITE_NAME = "بوابة الأخبار"
 
@@ -117,7 +121,7 @@ FOREIGN_SITE_NAME = "بوابة الأخبار"
 def build(pages: Path, out: Path, site_titles: bool = False, no_headlines: bool = False,
           retitled: bool = False, foreign_names: bool = False, no_addresses: bool = False,
           echo_addresses: bool = False, moved_addresses: bool = False,
-          logo_headings: bool = False, site_headlines: bool = False) -> dict[str, int]:
+          logo_headings: bool = False, site_headlines: bool = False, tagline: bool = False) -> dict[str, int]:
     """Write a gold-format directory (labels.tsv, html/<id>/<date>.html); return label counts.
     ``site_titles``: every capture's title is the site's name (labels come from the real titles);
     ``no_headlines``: no capture declares its headline (``og:title``, ``citation_title`` removed);
@@ -163,6 +167,7 @@ def build(pages: Path, out: Path, site_titles: bool = False, no_headlines: bool 
             date = (T0 + timedelta(days=30 * i)).strftime("%Y%m%d%H%M%S")
             if site_titles and (i > 0 or not retitled):
                 name = FOREIGN_SITE_NAME if foreign_names else site_name(host)
+                name += f" - {TAGLINE}" if tagline else ""
                 body = re.sub(rb"<title[^>]*>.*?</title>", f"<title>{name}</title>".encode(), body,
                               count=1, flags=re.I | re.S)
             if no_headlines:
@@ -232,6 +237,8 @@ def main() -> int:
                     help="every <h1> becomes <h2>; the site's name in three words is the only <h1>")
     ap.add_argument("--site-headlines", action="store_true",
                     help="every page's og:title is the site's name in three words")
+    ap.add_argument("--tagline-titles", action="store_true",
+                    help="with --site-titles: the site's name and a six-word tagline in every title")
     ap.add_argument("--keep", type=Path, help="write the collection here (kept) instead of a temporary directory")
     a = ap.parse_args()
     if not a.pages.exists():
@@ -249,7 +256,8 @@ def main() -> int:
             shutil.rmtree(coll)
         coll.mkdir(parents=True)
         counts = build(pages, coll, a.site_titles, a.no_headlines, a.retitled, a.foreign_names, a.no_addresses,
-                       a.echo_addresses, a.moved_addresses, a.logo_headings, a.site_headlines)
+                       a.echo_addresses, a.moved_addresses, a.logo_headings, a.site_headlines,
+                       a.tagline_titles)
         print(f"collection: {counts['timemaps']} TimeMaps, {counts['on']} on topic, {counts['off']} off topic, "
               f"{counts['left_out']} versions left out (comment feeds, empty)")
         result = work / "driftline.json"

@@ -8,7 +8,10 @@ over another text is the template's, so the text decides; a heading kept over a 
 its words still keeps the page.  Themes that fill ``og:title`` with the site's name do the same to
 the declared headline (``--site-headlines``: 0.64 with real titles, 0.35 with site-name titles):
 one headline under two titles that each name an article is the template's, and the titles decide.
-Real engine, real SQLite store, batch equal to the stream.
+A title that is the site's name and a tagline on every page (``--tagline-titles``: 0.24) is the
+template's too where it is kept over another text and the pages' own headings or addresses can
+tell (then 0.86); without them it keeps the page, as a live blog's kept title over rolled entries
+(tests/test_subjects.py).  Real engine, real SQLite store, batch equal to the stream.
 """
 
 from __future__ import annotations
@@ -84,3 +87,22 @@ def test_an_article_headline_kept_under_a_site_name_title_still_speaks(tmp_path:
     later = _article(["law", "river"], 4, h1=head, og_title=head)
     v = _pair(base, later, tmp_path / "a")
     assert v.status == "on-topic", v.reason
+
+
+TAGLINE = f"{NAME} - News and Views from Egypt and the Arab World"  # every page's title
+
+
+def test_a_site_title_with_a_tagline_names_no_article(tmp_path: Path) -> None:
+    # another text under it: the text decides (no heading of the article's own: the logo's)
+    other = _pair(_article(["law", "river"], 1, title=TAGLINE), _article(["music", "garden"], 9, title=TAGLINE),
+                  tmp_path / "a")
+    assert other.status == "off-topic" and "another text" in other.reason, other.reason
+    # ... and the pages' own headings speak then
+    base = _article(["law", "river"], 1, h1="Egypt court rules on the new river law", title=TAGLINE)
+    v = _pair(base, _article(["music", "garden"], 9, h1="Cairo music festival opens in the old garden",
+                             title=TAGLINE), tmp_path / "b")
+    assert v.status == "off-topic" and "heading words kept" in v.reason, v.reason
+    # the same article under it, its heading kept: on topic
+    same = _pair(base, _article(["law", "river"], 1, h1="Egypt court rules on the new river law", title=TAGLINE),
+                 tmp_path / "c")
+    assert same.status == "on-topic", same.reason

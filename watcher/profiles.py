@@ -256,6 +256,13 @@ def page_subject(base: Fingerprint, cur: Fingerprint, host: str, seed_url: str =
                 named_by, subj = "title", by_title
     if named_by == "title" and base.title_key == cur.title_key and len(base.title_key.split()) <= NAME_MAX_WORDS:
         subj = None  # the one short title reads as a name, not a headline: no evidence (below)
+    elif named_by == "title" and base.title_key == cur.title_key and another_text \
+            and ((base.heading and cur.heading) or (base.address and cur.address)):
+        # One title kept over another text may be the site's (its name and a tagline on every page:
+        # the bench's --tagline-titles, F1 0.24 while it read as the subject kept) or a live blog's
+        # whose entries all rolled over.  Where the pages' own headings or declared addresses can
+        # tell, they do (and the text after them); with neither, the kept title keeps the page.
+        subj = None
     # (a score means both titles are there: title_subject is None without one)
     if named_by == "title" and subj is not None and subj < SUBJECT_TITLE and cur.heading \
             and (len(cur.title_key.split()) <= NAME_MAX_WORDS
