@@ -46,7 +46,8 @@ baseline, the old address still serving them); ``--logo-headings`` turns every f
 heading into a second-level one and puts the site's name, in three words, in the only ``<h1>``
 (older templates' logo heading); ``--site-headlines`` declares the site's name, in three words,
 as every page's ``og:title`` (themes that fill it with the site's name); ``--tagline-titles``,
-with ``--site-titles``, titles every page with the site's name and a tagline of six words.
+with ``--site-titles``, titles every page with the site's name and a tagline of six words;
+``--section-addresses`` makes every capture declare the section above the seed (``/news/``).
 
 usage: deep_pages_eval.py [--pages TAR_OR_DIR] [--otmt VENV] [--seeds 0,1,2] [--keep DIR]
                           [--site-titles [--retitled] [--foreign-names]] [--no-headlines]
@@ -121,7 +122,8 @@ FOREIGN_SITE_NAME = "بوابة الأخبار"
 def build(pages: Path, out: Path, site_titles: bool = False, no_headlines: bool = False,
           retitled: bool = False, foreign_names: bool = False, no_addresses: bool = False,
           echo_addresses: bool = False, moved_addresses: bool = False,
-          logo_headings: bool = False, site_headlines: bool = False, tagline: bool = False) -> dict[str, int]:
+          logo_headings: bool = False, site_headlines: bool = False, tagline: bool = False,
+          section_addresses: bool = False) -> dict[str, int]:
     """Write a gold-format directory (labels.tsv, html/<id>/<date>.html); return label counts.
     ``site_titles``: every capture's title is the site's name (labels come from the real titles);
     ``no_headlines``: no capture declares its headline (``og:title``, ``citation_title`` removed);
@@ -182,10 +184,11 @@ def build(pages: Path, out: Path, site_titles: bool = False, no_headlines: bool 
                 meta = f'<meta property="og:title" content="{site_name(host)} News Online">'.encode()
                 at = m.end() if (m := re.search(rb"<head\b[^>]*>", body, re.I)) else 0
                 body = body[:at] + meta + body[at:]
-            if no_addresses or echo_addresses or moved_addresses:
+            if no_addresses or echo_addresses or moved_addresses or section_addresses:
                 body = _ADDRESS_TAGS.sub(b"", body)
-            if (echo_addresses or moved_addresses) and body.strip():  # an empty capture stays empty
+            if (echo_addresses or moved_addresses or section_addresses) and body.strip():  # empty stays empty
                 declared = f"http://{host}/a/{source}" if moved_addresses and i > 0 else url
+                declared = f"http://{host}/news/" if section_addresses else declared
                 tag = b'<link rel="canonical" href="' + declared.encode() + b'">'
                 head = re.search(rb"<head\b[^>]*>", body, re.I)
                 at = head.end() if head else 0
@@ -239,6 +242,8 @@ def main() -> int:
                     help="every page's og:title is the site's name in three words")
     ap.add_argument("--tagline-titles", action="store_true",
                     help="with --site-titles: the site's name and a six-word tagline in every title")
+    ap.add_argument("--section-addresses", action="store_true",
+                    help="every capture declares the section above the seed (/news/)")
     ap.add_argument("--keep", type=Path, help="write the collection here (kept) instead of a temporary directory")
     a = ap.parse_args()
     if not a.pages.exists():
@@ -257,7 +262,7 @@ def main() -> int:
         coll.mkdir(parents=True)
         counts = build(pages, coll, a.site_titles, a.no_headlines, a.retitled, a.foreign_names, a.no_addresses,
                        a.echo_addresses, a.moved_addresses, a.logo_headings, a.site_headlines,
-                       a.tagline_titles)
+                       a.tagline_titles, a.section_addresses)
         print(f"collection: {counts['timemaps']} TimeMaps, {counts['on']} on topic, {counts['off']} off topic, "
               f"{counts['left_out']} versions left out (comment feeds, empty)")
         result = work / "driftline.json"

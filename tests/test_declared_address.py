@@ -100,6 +100,11 @@ def test_the_address_that_was_asked_for_is_no_evidence(tmp_path: Path) -> None:
     w = _pair(_page(["law", "river"], 1, echoed), _page(["law", "music", "garden", "space"], 9, echoed),
               tmp_path / "b")
     assert w.status == "off-topic" and "another text" in w.reason, w.reason
+    # a section above the seed, declared on every article, names no page of its own either
+    section = f"http://{SITE}/News/"
+    u = _pair(_page(["law", "river"], 1, section), _page(["law", "music", "garden", "space"], 9, section),
+              tmp_path / "d")
+    assert u.status == "off-topic" and "another text" in u.reason, u.reason
     # a text that keeps its words under the echoed address stays on topic, as without declarations
     kept = _pair(before, _page(["law", "river"], 5, DEEP), tmp_path / "c")
     assert kept.status == "on-topic", kept.reason

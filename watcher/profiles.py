@@ -299,17 +299,29 @@ def page_subject(base: Fingerprint, cur: Fingerprint, host: str, seed_url: str =
 def declared_same_page(base: Fingerprint, cur: Fingerprint, seed_url: str = "") -> bool | None:
     """Whether the capture declares itself the baseline's page (``rel="canonical"``, ``og:url``):
     ``True`` where both declare one address, ``False`` where they declare two.  ``None`` where that
-    is no evidence: one declares none, the baseline declares the site's home page (a deep page that
-    does names no page of its own: sites that declare their root on every page are common), or both
+    is no evidence: one declares none, the baseline declares the site's home page or a section above
+    the seed (a deep page that does names no page of its own: sites that declare their root on
+    every page are common), or both
     declare the seed's own address.  That one is what was asked for: a page declares it whatever
     it holds when the address is reused for another article (a live blog's address that later
     serves another story) and on sites that echo the request, so it tells nothing the address did
     not (the bench's ``--echo-addresses``: 0.69 while it read as the same page)."""
     if not base.address or not cur.address or _is_root(base.address):
         return None
+    seed = address_key(seed_url) if seed_url else ""
+    if seed and _above(base.address, seed):
+        return None  # the section above the seed: a page that declares it names no page of its own
     if base.address != cur.address:
         return False
-    return None if seed_url and _same_address(base.address, address_key(seed_url)) else True
+    return None if seed and _same_address(base.address, seed) else True
+
+
+def _above(address: str, seed: str) -> bool:
+    """A declared address that is a folder above the seed's (``/news/`` over ``/news/2015/x``): some
+    templates declare their section on every article (the bench's --section-addresses: 0.69 while it
+    read as the same page), as others declare the root."""
+    a = address.partition("?")[0].rstrip("/")
+    return "?" not in address and seed.startswith(a + "/") and not _same_address(address, seed)
 
 
 def _same_address(a: str, b: str) -> bool:
