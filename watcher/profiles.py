@@ -257,7 +257,7 @@ def page_subject(base: Fingerprint, cur: Fingerprint, host: str, seed_url: str =
     if named_by == "title" and base.title_key == cur.title_key and len(base.title_key.split()) <= NAME_MAX_WORDS:
         subj = None  # the one short title reads as a name, not a headline: no evidence (below)
     elif named_by == "title" and base.title_key == cur.title_key and another_text \
-            and ((base.heading and cur.heading) or (base.address and cur.address)):
+            and ((base.heading and cur.heading) or declared_same_page(base, cur, seed_url) is not None):
         # One title kept over another text may be the site's (its name and a tagline on every page:
         # the bench's --tagline-titles, F1 0.24 while it read as the subject kept) or a live blog's
         # whose entries all rolled over.  Where the pages' own headings or declared addresses can
