@@ -234,8 +234,10 @@ def page_subject(base: Fingerprint, cur: Fingerprint, host: str, seed_url: str =
     """What names a deep page's subject in both captures ("headline", "title", "heading" or the
     declared "address") and how much of the baseline's subject the capture keeps (an address: 1.0
     the same, 0.0 another); ``None`` when nothing names it (the text decides then).
-    ``another_text``: the text shares almost nothing with the baseline's (the "another text" test),
-    where a kept first-level heading is no evidence (below)."""
+    ``seed_url``: the address the history was asked at (a declared address equal to it, or a
+    section above it, is no evidence: :func:`declared_same_page`); ``another_text``: the text shares
+    almost nothing with the baseline's (the "another text" test), where what a template writes on
+    every page (a heading, a headline, a title kept identical) is no evidence (below)."""
     # The page's own headline (og:title) names its subject where the title does not say it (a
     # title that is the site's name, or one padded with section names: "Ebola: nurse named |
     # Latest News | Breaking News UK | Daily Star").  A page keeps a headline only when its
@@ -301,11 +303,11 @@ def declared_same_page(base: Fingerprint, cur: Fingerprint, seed_url: str = "") 
     ``True`` where both declare one address, ``False`` where they declare two.  ``None`` where that
     is no evidence: one declares none, the baseline declares the site's home page or a section above
     the seed (a deep page that does names no page of its own: sites that declare their root on
-    every page are common), or both
-    declare the seed's own address.  That one is what was asked for: a page declares it whatever
-    it holds when the address is reused for another article (a live blog's address that later
-    serves another story) and on sites that echo the request, so it tells nothing the address did
-    not (the bench's ``--echo-addresses``: 0.69 while it read as the same page)."""
+    every page are common), or both declare the seed's own address.  That one is what was asked
+    for: a page declares it whatever it holds when the address is reused for another article (a
+    live blog's address that later serves another story) and on sites that echo the request, so it
+    tells nothing the address did not (the bench's ``--echo-addresses``: 0.69 while it read as the
+    same page)."""
     if not base.address or not cur.address or _is_root(base.address):
         return None
     seed = address_key(seed_url) if seed_url else ""
@@ -320,8 +322,9 @@ def _above(address: str, seed: str) -> bool:
     """A declared address that is a folder above the seed's (``/news/`` over ``/news/2015/x``): some
     templates declare their section on every article (the bench's --section-addresses: 0.69 while it
     read as the same page), as others declare the root."""
-    a = address.partition("?")[0].rstrip("/")
-    return "?" not in address and seed.startswith(a + "/") and not _same_address(address, seed)
+    if "?" in address:
+        return False
+    return seed.startswith(address.rstrip("/") + "/") and not _same_address(address, seed)
 
 
 def _same_address(a: str, b: str) -> bool:
