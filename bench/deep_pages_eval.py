@@ -119,20 +119,31 @@ TAGLINE = "News and Views from Around the World"
 FOREIGN_SITE_NAME = "بوابة الأخبار"
 
 
-def build(pages: Path, out: Path, site_titles: bool = False, no_headlines: bool = False,
-          retitled: bool = False, foreign_names: bool = False, no_addresses: bool = False,
-          echo_addresses: bool = False, moved_addresses: bool = False,
-          logo_headings: bool = False, site_headlines: bool = False, tagline: bool = False,
-          section_addresses: bool = False) -> dict[str, int]:
+# The switches (what a site's software may write on every page), each a keyword of build() and a
+# command-line flag (``site_titles`` is ``--site-titles``); the module docstring says what each does.
+SWITCHES: dict[str, str] = {
+    "site_titles": "title every capture with the site's name (labels from the real titles)",
+    "retitled": "with --site-titles: the first capture of each TimeMap keeps its real title",
+    "foreign_names": "with --site-titles: an Arabic site name that no rule ties to the address",
+    "tagline_titles": "with --site-titles: the site's name and a six-word tagline in every title",
+    "no_headlines": "remove og:title and citation_title from every capture (pages that declare no headline)",
+    "no_addresses": "remove rel=canonical and og:url from every capture (pages that declare no address)",
+    "echo_addresses": "every capture declares the seed's own address as rel=canonical",
+    "moved_addresses": "the first capture declares the seed's address, later ones /a/<fixture>",
+    "section_addresses": "every capture declares the section above the seed (/news/)",
+    "logo_headings": "every <h1> becomes <h2>; the site's name in three words is the only <h1>",
+    "site_headlines": "every page's og:title is the site's name in three words",
+}
+
+
+def build(pages: Path, out: Path, **switches: bool) -> dict[str, int]:
     """Write a gold-format directory (labels.tsv, html/<id>/<date>.html); return label counts.
-    ``site_titles``: every capture's title is the site's name (labels come from the real titles);
-    ``no_headlines``: no capture declares its headline (``og:title``, ``citation_title`` removed);
-    ``retitled``: with ``site_titles``, the first capture keeps its real title (a site that turned
-    to titling every page with its name after the baseline); ``foreign_names``: with ``site_titles``,
-    the name is :data:`FOREIGN_SITE_NAME`, which no rule ties to the address; ``no_addresses``: no
-    capture declares its address (``rel="canonical"`` and ``og:url`` removed); ``echo_addresses``:
-    every capture declares the seed's address as its canonical one; ``moved_addresses``: the first
-    capture declares the seed's address, later ones their article's address in another scheme."""
+    ``switches``: keywords of :data:`SWITCHES` (the module docstring); labels always come from the
+    real pages, before any switch rewrites them."""
+    unknown = set(switches) - set(SWITCHES)
+    if unknown:
+        raise TypeError(f"unknown switches: {', '.join(sorted(unknown))}")
+    on = {name: bool(switches.get(name)) for name in SWITCHES}
     html_root = pages / "html"
     folders = sorted(p for p in html_root.iterdir() if p.is_dir())
     names = {p.name for p in folders}
@@ -167,28 +178,29 @@ def build(pages: Path, out: Path, site_titles: bool = False, no_headlines: bool 
         (out / "html" / str(tm)).mkdir(parents=True)
         for i, (body, label, source) in enumerate(labelled):
             date = (T0 + timedelta(days=30 * i)).strftime("%Y%m%d%H%M%S")
-            if site_titles and (i > 0 or not retitled):
-                name = FOREIGN_SITE_NAME if foreign_names else site_name(host)
-                name += f" - {TAGLINE}" if tagline else ""
+            if on["site_titles"] and (i > 0 or not on["retitled"]):
+                name = FOREIGN_SITE_NAME if on["foreign_names"] else site_name(host)
+                name += f" - {TAGLINE}" if on["tagline_titles"] else ""
                 body = re.sub(rb"<title[^>]*>.*?</title>", f"<title>{name}</title>".encode(), body,
                               count=1, flags=re.I | re.S)
-            if no_headlines:
+            if on["no_headlines"]:
                 body = _HEADLINE_META.sub(b"", body)
-            if logo_headings:
+            if on["logo_headings"]:
                 body = re.sub(rb"<(/?)h1\b", rb"<\1h2", body, flags=re.I)
                 logo = f"<h1>{site_name(host)} News Online</h1>".encode()
                 at = m.end() if (m := re.search(rb"<body\b[^>]*>", body, re.I)) else 0
                 body = body[:at] + logo + body[at:]
-            if site_headlines:
+            if on["site_headlines"]:
                 body = _HEADLINE_META.sub(b"", body)
                 meta = f'<meta property="og:title" content="{site_name(host)} News Online">'.encode()
                 at = m.end() if (m := re.search(rb"<head\b[^>]*>", body, re.I)) else 0
                 body = body[:at] + meta + body[at:]
-            if no_addresses or echo_addresses or moved_addresses or section_addresses:
+            declares = on["echo_addresses"] or on["moved_addresses"] or on["section_addresses"]
+            if on["no_addresses"] or declares:
                 body = _ADDRESS_TAGS.sub(b"", body)
-            if (echo_addresses or moved_addresses or section_addresses) and body.strip():  # empty stays empty
-                declared = f"http://{host}/a/{source}" if moved_addresses and i > 0 else url
-                declared = f"http://{host}/news/" if section_addresses else declared
+            if declares and body.strip():  # an empty capture stays empty
+                declared = f"http://{host}/a/{source}" if on["moved_addresses"] and i > 0 else url
+                declared = f"http://{host}/news/" if on["section_addresses"] else declared
                 tag = b'<link rel="canonical" href="' + declared.encode() + b'">'
                 head = re.search(rb"<head\b[^>]*>", body, re.I)
                 at = head.end() if head else 0
@@ -222,28 +234,8 @@ def main() -> int:
     ap.add_argument("--otmt", type=Path, metavar="VENV", help="also score OTMT's cosine (installed if missing)")
     ap.add_argument("--seeds", default="0,1,2", help="fold seeds of the grouped cross-validation")
     ap.add_argument("--folds", type=int, default=5)
-    ap.add_argument("--site-titles", action="store_true",
-                    help="title every capture with the site's name (labels from the real titles)")
-    ap.add_argument("--retitled", action="store_true",
-                    help="with --site-titles: the first capture of each TimeMap keeps its real title")
-    ap.add_argument("--foreign-names", action="store_true",
-                    help="with --site-titles: an Arabic site name that no rule ties to the address")
-    ap.add_argument("--no-headlines", action="store_true",
-                    help="remove og:title and citation_title from every capture (pages that declare no headline)")
-    ap.add_argument("--no-addresses", action="store_true",
-                    help="remove rel=canonical and og:url from every capture (pages that declare no address)")
-    ap.add_argument("--echo-addresses", action="store_true",
-                    help="every capture declares the seed's own address as rel=canonical")
-    ap.add_argument("--moved-addresses", action="store_true",
-                    help="the first capture declares the seed's address, later ones /a/<fixture>")
-    ap.add_argument("--logo-headings", action="store_true",
-                    help="every <h1> becomes <h2>; the site's name in three words is the only <h1>")
-    ap.add_argument("--site-headlines", action="store_true",
-                    help="every page's og:title is the site's name in three words")
-    ap.add_argument("--tagline-titles", action="store_true",
-                    help="with --site-titles: the site's name and a six-word tagline in every title")
-    ap.add_argument("--section-addresses", action="store_true",
-                    help="every capture declares the section above the seed (/news/)")
+    for name, help_text in SWITCHES.items():
+        ap.add_argument("--" + name.replace("_", "-"), action="store_true", help=help_text)
     ap.add_argument("--keep", type=Path, help="write the collection here (kept) instead of a temporary directory")
     a = ap.parse_args()
     if not a.pages.exists():
@@ -260,9 +252,7 @@ def main() -> int:
         if coll.exists():
             shutil.rmtree(coll)
         coll.mkdir(parents=True)
-        counts = build(pages, coll, a.site_titles, a.no_headlines, a.retitled, a.foreign_names, a.no_addresses,
-                       a.echo_addresses, a.moved_addresses, a.logo_headings, a.site_headlines,
-                       a.tagline_titles, a.section_addresses)
+        counts = build(pages, coll, **{name: getattr(a, name) for name in SWITCHES})
         print(f"collection: {counts['timemaps']} TimeMaps, {counts['on']} on topic, {counts['off']} off topic, "
               f"{counts['left_out']} versions left out (comment feeds, empty)")
         result = work / "driftline.json"

@@ -33,7 +33,8 @@ def _collection(shared_data: Path, tmp_path: Path, site_titles: bool, no_headlin
     pages = next(p.parent for p in src.rglob("html") if p.is_dir())
     coll = tmp_path / "coll"
     coll.mkdir()
-    counts = load_bench("deep_pages_eval").build(pages, coll, site_titles, no_headlines, retitled, foreign)
+    counts = load_bench("deep_pages_eval").build(pages, coll, site_titles=site_titles, no_headlines=no_headlines,
+                                                    retitled=retitled, foreign_names=foreign)
     assert counts["timemaps"] >= 140 and counts["off"] >= 90  # the labelled collection was built
     return coll
 
