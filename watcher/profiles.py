@@ -244,6 +244,7 @@ def page_subject(base: Fingerprint, cur: Fingerprint, host: str, seed_url: str =
     # title does not contain it, so each page's subject line is its headline if it keeps one,
     # else its title: a site that turns to titling every page with its name, keeping og:title,
     # then compares the old title's headline with the new og:title, not with the site's name.
+    same_page = declared_same_page(base, cur, seed_url)
     named_by = "headline" if base.headline or cur.headline else "title"
     subj = title_subject(base.headline_key or base.title_key, cur.headline_key or cur.title_key, host)
     if named_by == "headline" and base.headline_key == cur.headline_key and base.title_key != cur.title_key:
@@ -259,7 +260,7 @@ def page_subject(base: Fingerprint, cur: Fingerprint, host: str, seed_url: str =
     if named_by == "title" and base.title_key == cur.title_key and len(base.title_key.split()) <= NAME_MAX_WORDS:
         subj = None  # the one short title reads as a name, not a headline: no evidence (below)
     elif named_by == "title" and base.title_key == cur.title_key and another_text \
-            and ((base.heading and cur.heading) or declared_same_page(base, cur, seed_url) is not None):
+            and ((base.heading and cur.heading) or same_page is not None):
         # One title kept over another text may be the site's (its name and a tagline on every page:
         # the bench's --tagline-titles, F1 0.24 while it read as the subject kept) or a live blog's
         # whose entries all rolled over.  Where the pages' own headings or declared addresses can
@@ -288,7 +289,6 @@ def page_subject(base: Fingerprint, cur: Fingerprint, host: str, seed_url: str =
         # page, in whatever script or words (the bench's --logo-headings: 0.36 while it read as the
         # subject kept).  A headline declared by the page or its title keeps its weight.
         named_by, subj = "title", None
-    same_page = declared_same_page(base, cur, seed_url)
     if same_page is not None and (subj is None or (named_by == "heading" and same_page)):
         # The titles name no subject: the address the page declares for itself says which page it
         # is, before its first heading (on a section page, the top story's) and its text (a live
@@ -315,21 +315,14 @@ def declared_same_page(base: Fingerprint, cur: Fingerprint, seed_url: str = "") 
         return None  # the section above the seed: a page that declares it names no page of its own
     if base.address != cur.address:
         return False
-    return None if seed and _same_address(base.address, seed) else True
+    return None if base.address == seed else True
 
 
 def _above(address: str, seed: str) -> bool:
     """A declared address that is a folder above the seed's (``/news/`` over ``/news/2015/x``): some
     templates declare their section on every article (the bench's --section-addresses: 0.69 while it
     read as the same page), as others declare the root."""
-    if "?" in address:
-        return False
-    return seed.startswith(address.rstrip("/") + "/") and not _same_address(address, seed)
-
-
-def _same_address(a: str, b: str) -> bool:
-    """Two address keys of one page (a trailing slash aside)."""
-    return a.rstrip("/") == b.rstrip("/")
+    return "?" not in address and seed.startswith(address + "/")  # keys keep no trailing slash (url_key)
 
 
 def _is_root(address: str) -> bool:
