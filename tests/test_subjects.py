@@ -370,9 +370,14 @@ def test_a_title_template_does_not_hide_another_text(tmp_path: Path) -> None:
     edited = verdicts(page(["law", "river"], 1, f"Egypt protests: 3 dead | {site}"),
                       page(["law", "music"], 9, f"Egypt protests: 5 dead as clashes continue | {site}"))
     assert edited[1].status == "on-topic" and "replaced" not in edited[1].checks, edited[1].reason
-    # the same subject line over entries that all changed: a live blog's news, on topic
-    rolled = verdicts(egypt, page(["music", "garden"], 9, f"Egypt Live Blog | {site}"))
+    # the same subject line over entries that all rolled on its beat: a live blog's news, on topic
+    rolled = verdicts(egypt, page(["law", "river"], 9, f"Egypt Live Blog | {site}"))
     assert rolled[1].status == "on-topic" and "same subject, text rewritten" in rolled[1].reason, rolled[1].reason
+    # the same subject line over a text that shares almost nothing (cosine 0.08, the held-out's):
+    # another article under a title that stayed, as under an address that stayed
+    other = verdicts(egypt, page(["music", "garden"], 9, f"Egypt Live Blog | {site}"))
+    assert other[1].status == "off-topic" and "replaced" in other[1].checks, other[1].reason
+    assert "another text under the title the page still carries" in other[1].reason, other[1].reason
 
 
 def test_a_quotation_in_a_headline_is_not_a_title_separator() -> None:
@@ -559,8 +564,11 @@ def test_under_a_kept_name_new_topic_words_are_the_news_not_another_page(tmp_pat
     live = "http://www.aljazeera.com/news/middleeast/2011/02/egypt-protests-live.html"
     title = "Egypt protests live | Al Jazeera"
     (tmp_path / "live").mkdir()
+    # a year of a live blog's updates: none of its top words, yet its beat's words are still there
+    # (over a text that shares almost nothing, cosine < 0.10, another article took the address)
+    beat = textgen.TOPICS["law"] + "."
     blog = _batch_as_stream([cap(0, textgen.html(day[1:], title), url=live),
-                             cap(1, textgen.html(year[1:], title), url=live)], tmp_path / "live")
+                             cap(1, textgen.html([*year[1:], beat], title), url=live)], tmp_path / "live")
     assert blog[1].measures["tfintersection"].score == 0.0
     assert (blog[1].status, blog[1].change) == ("on-topic", "drifted"), blog[1].reason
     otmt = Engine(EngineConfig(site_identity=False, page_subject=False))

@@ -264,7 +264,8 @@ def page_subject(base: Fingerprint, cur: Fingerprint, host: str, seed_url: str =
         # One title kept over another text may be the site's (its name and a tagline on every page:
         # the bench's --tagline-titles, F1 0.24 while it read as the subject kept) or a live blog's
         # whose entries all rolled over.  Where the pages' own headings or declared addresses can
-        # tell, they do (and the text after them); with neither, the kept title keeps the page.
+        # tell, they do (and the text after them); with neither, the kept title keeps the page
+        # through renewed entries, short of a text that shares almost nothing (collection()).
         subj = None
     # (a score means both titles are there: title_subject is None without one)
     if named_by == "title" and subj is not None and subj < SUBJECT_TITLE and cur.heading \
@@ -408,15 +409,18 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
                 reasons.append(f"page replaced: another subject under the same address ({named_by} words kept "
                                f"{fmt_below(subj, SUBJECT_TITLE)}, {how})")
         # (a section renews its text: only what names its subject, the title, headline or address, speaks)
-        elif kind == "page" and named_by == "address" and cont is not None and cont < TEXT_REPLACED \
+        elif kind == "page" and subj is not None and subj >= 1.0 and cont is not None and cont < TEXT_REPLACED \
                 and cos < IDENTITY_COSINE:
-            # The same declared address over a text that shares almost nothing (the identity line):
-            # a renewed section or live blog keeps its topic's words; a site that declares whatever
-            # address was asked for serves another article under it.
+            # The same declared address, or the same subject line, over a text that shares almost
+            # nothing (the identity line): a renewed section or live blog keeps its topic's words; a
+            # site that declares whatever address was asked for, or titles every page alike (its
+            # name and a tagline), serves another article under it.
             checks.append("replaced")
-            reasons.append(f"page replaced: another text under the address the page still declares "
-                           f"(containment {fmt_below(cont, TEXT_REPLACED)}, cosine {fmt_below(cos, IDENTITY_COSINE)}; "
-                           "the titles name no subject)")
+            under = ("the address the page still declares" if named_by == "address"
+                     else f"the {named_by} the page still carries")
+            why = "the titles name no subject" if named_by == "address" else f"{named_by} words kept {fmt(subj)}"
+            reasons.append(f"page replaced: another text under {under} (containment "
+                           f"{fmt_below(cont, TEXT_REPLACED)}, cosine {fmt_below(cos, IDENTITY_COSINE)}; {why})")
         elif kind == "page" and (bool(base.title.strip() and cur.title.strip()) if subj is None else subj < 1.0) \
                 and cont is not None and cont < TEXT_REPLACED and cos < TEXT_REPLACED_COSINE:
             # The titles name no subject (some sites title every page with their name), or the subject
