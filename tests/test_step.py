@@ -89,6 +89,62 @@ def test_an_http_redirect_after_the_baseline_is_judged_by_its_target_not_its_bod
             assert Engine(EngineConfig()).fingerprint(moved).kind == "binary"
 
 
+def wayback_notice(status: int, target: str, when: str = "20130301000000") -> bytes:
+    """A Wayback replay of a redirect, as the Internet Archive's and OpenWayback's replays write it:
+    downloaded without running its script (a gold directory's memento), this is the capture."""
+    replay = f"/web/{when}/{target}"
+    js = replay.replace("/", "\\/")
+    return f"""<!DOCTYPE html><html lang="en"><head><title></title>
+<script src="//archive.org/includes/athena.js" type="text/javascript"></script></head><body>
+<div id="positionHome"><section><div id="logoHome"><a href="/web/"><h1><span>Internet Archive's Wayback
+Machine</span></h1></a></div></section><section><div id="error">
+<script type="text/javascript">function go() {{ document.location.href = "{js}"; }}
+window.setTimeout("go()",5000);</script>
+<p class="code">Loading...</p>
+<p class="code shift target">{URL} | 10:00:00 Mar 1, 2013</p>
+<p class="code shift red">Got an HTTP {status} response at crawl time</p>
+<p class="code">Redirecting to...</p>
+<p class="code shift target">{target}</p>
+<p class="impatient"><a href="{replay}">Impatient?</a></p>
+</div></section></div>
+<footer><div id="footer"><p>The Wayback Machine is an initiative of the Internet Archive, a 501(c)(3)
+non-profit, building a digital library of Internet sites and other cultural artifacts in digital
+form. Other projects include Open Library and archive-it.org.</p></div></footer></body></html>""".encode()
+
+
+def test_a_replayed_redirect_notice_is_the_redirect_not_a_page(tmp_path: Path) -> None:
+    """A memento of a redirect, downloaded from a Wayback replay without running its script, is the
+    archive's notice ("Got an HTTP 301 response at crawl time ... Impatient?"). Judged as a page it
+    read off topic (its words are the archive's: tfintersection 0), so a home page that moved to
+    https was off topic at every later capture; it is the redirect the crawler recorded, judged by
+    its target as an HTTP redirect is, and never a baseline.  An article that quotes the line is
+    still a page."""
+    deep = "http://www.riverside-rights.org/news/2012/03/court-hearing-on-the-dam.html"
+    page = textgen.html(BASE, "Riverside Rights Project")
+    cases = [  # (seed, status, target, verdict status, reason fragment)
+        (URL, 301, "https://www.riverside-rights.org/", "empty", "HTTP 301 redirect to https://www.riverside"),
+        (URL, 302, "http://casino-bonus.example.com/", "off-topic", "redirects to another site"),
+        (deep, 302, "http://www.riverside-rights.org/", "off-topic", "home page"),
+        (deep, 301, "http://www.riverside-rights.org/news/2012/03/dam-hearing.html", "empty", "(same site)"),
+    ]
+    for i, (seed, status, target, want, why) in enumerate(cases):
+        caps = [cap(0, page, url=seed), cap(1, wayback_notice(status, target), url=seed), cap(2, page, url=seed)]
+        batch = Engine(EngineConfig()).scan_history("h", caps).verdicts
+        with SQLiteStore(tmp_path / f"s{i}.db") as store:
+            stream = [Watcher(Engine(EngineConfig()), store).process(c) for c in caps]
+        assert [(v.status, v.reason) for v in stream] == [(v.status, v.reason) for v in batch]
+        assert batch[1].status == want and why in batch[1].reason, (seed, status, batch[1].reason)
+        assert batch[2].change == "unchanged"  # the baseline stays
+    # never a baseline: the first real page is
+    first = Engine(EngineConfig()).scan_history("h", [cap(0, wayback_notice(301, "https://www.riverside-rights.org/")),
+                                                      cap(1, page), cap(2, page)]).verdicts
+    assert [v.change for v in first] == ["empty", "baseline", "unchanged"], [v.reason for v in first]
+    # an article about the Wayback Machine that quotes the notice's line is a page
+    quoted = textgen.html([*BASE[:3], "Replays say: Got an HTTP 302 response at crawl time. Redirecting to..."])
+    fp = Engine(EngineConfig()).fingerprint(cap(1, quoted))
+    assert fp.kind == "html" and fp.redirect is None and fp.http_status == 200
+
+
 @pytest.mark.parametrize("status", [301, 404, 503])
 def test_redirects_and_errors_are_never_baselines(status: int) -> None:
     moved = b"<html><head><title>301 Moved Permanently</title></head><body><h1>Moved Permanently</h1>" \
