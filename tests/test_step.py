@@ -145,6 +145,25 @@ def test_a_replayed_redirect_notice_is_the_redirect_not_a_page(tmp_path: Path) -
     assert fp.kind == "html" and fp.redirect is None and fp.http_status == 200
 
 
+def test_a_replay_that_has_no_capture_is_no_content_not_a_page() -> None:
+    """A replay's own page where it has nothing to show (a memento excluded since, a failed
+    download: "Hrm. The Wayback Machine has not archived that URL.") holds the archive's words:
+    judged as a page it read off topic, and as the first capture it became the baseline.  It is no
+    content, as an empty download is; an article that quotes the line is still a page."""
+    page = textgen.html(BASE, "Riverside Rights Project")
+    for line in ("The Wayback Machine has not archived that URL.",
+                 "Wayback Machine doesn't have that page archived.",
+                 "Sorry. This URL has been excluded from the Wayback Machine."):
+        notice = textgen.html(["Hrm.", line, "Click here to search for all archived pages under example.org/."],
+                              "Wayback Machine")
+        r = Engine(EngineConfig()).scan_history("h", [cap(0, notice), cap(1, page), cap(2, notice), cap(3, page)])
+        statuses = [v.status for v in r.verdicts]
+        assert statuses == ["empty", "on-topic", "empty", "on-topic"], [v.reason for v in r.verdicts]
+        assert r.verdicts[1].change == "baseline" and "the replay has no capture" in r.verdicts[2].reason
+    quoted = textgen.html([*BASE, "The Wayback Machine has not archived that URL, the editor wrote."])
+    assert Engine(EngineConfig()).fingerprint(cap(1, quoted)).kind == "html"
+
+
 @pytest.mark.parametrize("status", [301, 404, 503])
 def test_redirects_and_errors_are_never_baselines(status: int) -> None:
     moved = b"<html><head><title>301 Moved Permanently</title></head><body><h1>Moved Permanently</h1>" \
