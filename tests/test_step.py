@@ -135,6 +135,12 @@ def test_a_replayed_redirect_notice_is_the_redirect_not_a_page(tmp_path: Path) -
         assert [(v.status, v.reason) for v in stream] == [(v.status, v.reason) for v in batch]
         assert batch[1].status == want and why in batch[1].reason, (seed, status, batch[1].reason)
         assert batch[2].change == "unchanged"  # the baseline stays
+    # OpenWayback's hop to the nearest capture ("Loading ... as close to the date ... Impatient?"): a stub
+    hop = textgen.html(["Welcome to OpenWayback.", "Loading...", URL, "as close to the date:",
+                        "March 2, 2013 12:00:00 AM GMT", "as is available.."], "OpenWayback").replace(
+        b"</body>", f'<p class="impatient"><a href="/2358/20130302000000/{URL}">Impatient?</a></p></body>'.encode())
+    r = Engine(EngineConfig()).scan_history("h", [cap(0, page), cap(1, hop), cap(2, page)]).verdicts
+    assert r[1].status == "empty" and r[1].reason.startswith("redirect stub to " + URL), r[1].reason
     # never a baseline: the first real page is
     first = Engine(EngineConfig()).scan_history("h", [cap(0, wayback_notice(301, "https://www.riverside-rights.org/")),
                                                       cap(1, page), cap(2, page)]).verdicts

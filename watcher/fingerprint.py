@@ -254,12 +254,14 @@ def _targeted(fp: Fingerprint, capture: Capture) -> Fingerprint:
     return fp
 
 
-def _replayed_redirect(notice: tuple[int, str | None], url: str, digest: str, byte_count: int) -> Fingerprint:
-    """A Wayback replay's redirect notice is the HTTP redirect the crawler recorded: its status, and
-    its target read through the replay's rewriting (``/web/2013.../http://x/`` is ``http://x/``)."""
+def _replayed_redirect(notice: tuple[int | None, str | None], capture: Capture, digest: str,
+                       byte_count: int) -> Fingerprint:
+    """A Wayback replay's redirect notice is the HTTP redirect the crawler recorded (its status), or
+    the replay's hop to its nearest capture (a stub), with its target read through the replay's
+    rewriting (``/web/2013.../http://x/`` is ``http://x/``)."""
     status, link = notice
-    target = original_url(urljoin(url, link)) if link else None
-    return replace(empty_fingerprint(digest, byte_count, http_status=status), redirect=target)
+    target = original_url(urljoin(capture.url, link)) if link else None
+    return replace(empty_fingerprint(digest, byte_count, http_status=status or capture.status), redirect=target)
 
 
 def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, words_kept: bool = False,
@@ -318,7 +320,7 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, wor
         if kind == "html":
             doc = read_html(raw, banners=cfg.extract.remove_banners, main_content=main_content)
             if doc.replay_redirect is not None:
-                return _replayed_redirect(doc.replay_redirect, capture.url, digest, byte_count)
+                return _replayed_redirect(doc.replay_redirect, capture, digest, byte_count)
         else:
             doc.text = normalise_ws(raw)
             doc.dois = find_dois(raw[:200_000])

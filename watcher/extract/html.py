@@ -33,9 +33,10 @@ _JS_REDIRECT = re.compile(
 _XML_DECL = re.compile(r"^<\?xml[^>]*>")
 # A Wayback replay of a redirect (the Internet Archive's, OpenWayback's, Archive-It's) is the archive's
 # notice, not the site's page: "Got an HTTP 301 response at crawl time ... Redirecting to ... Impatient?",
-# with a script that follows the link after a few seconds.  Both markers, so an article quoting the line
-# is not one.
-_REPLAY_REDIRECT = re.compile(r"Got an HTTP (30[0-8]) response at crawl time", re.I)
+# with a script that follows the link after a few seconds; OpenWayback's "Loading ... as close to the
+# date ... as is available ... Impatient?" sends a request on to the nearest capture.  Two markers, so
+# an article quoting one line is not one.
+_REPLAY_REDIRECT = re.compile(r"Got an HTTP (30[0-8]) response at crawl time|(as close to the date)", re.I)
 _IMPATIENT = re.compile(r"""<a\b[^>]*\bhref\s*=\s*["']([^"']+)["'][^>]*>\s*Impatient\?\s*</a>""", re.I)
 _ARCHIVED_PREFIX = re.compile(r"^\s*\[ARCHIVED CONTENT\]\s*", re.I)
 
@@ -80,7 +81,7 @@ class HtmlDoc:
     capped: str | None = None  # what the per-page bounds cut (MAX_LAYOUT_NODES, MAX_TEXT_CHARS)
     declared: str = ""  # the address the page gives itself: <link rel="canonical">, else og:url (as written)
     # a replay's redirect notice: the status the crawler got and where it pointed (replay_redirect_of)
-    replay_redirect: tuple[int, str | None] | None = None
+    replay_redirect: tuple[int | None, str | None] | None = None
 
 
 # A DOI names a work, never an image, style sheet or script: a date in an asset's path
@@ -312,11 +313,12 @@ def _whole(html: str, banners: bool, site_name: str) -> lxml.html.HtmlElement | 
     return root
 
 
-def replay_redirect_of(html: str) -> tuple[int, str | None] | None:
-    """The crawl-time status and target (its "Impatient?" link, a replay address) of a Wayback
-    replay's redirect notice, or ``None`` for any other page.  Why: downloaded without running its
-    script, a memento of a redirect is that notice, whose words are the archive's; judged as a page,
-    a home page that moved to https read off topic at every later crawl."""
+def replay_redirect_of(html: str) -> tuple[int | None, str | None] | None:
+    """The crawl-time status (``None`` for a replay's own hop to the nearest capture) and target (its
+    "Impatient?" link, a replay address) of a Wayback replay's redirect notice, or ``None`` for any
+    other page.  Why: downloaded without running its script, a memento of a redirect is that notice,
+    whose words are the archive's; judged as a page, a home page that moved to https read off topic
+    at every later crawl."""
     head = html[:200_000]
     code = _REPLAY_REDIRECT.search(head)
     if code is None:
@@ -324,13 +326,13 @@ def replay_redirect_of(html: str) -> tuple[int, str | None] | None:
     link = _IMPATIENT.search(head)
     if link is None:
         return None
-    return int(code.group(1)), link.group(1).strip() or None
+    return (int(code.group(1)) if code.group(1) else None), link.group(1).strip() or None
 
 
 def read_html(html: str, *, banners: bool = True, main_content: bool = False) -> HtmlDoc:
     """Parse ``html`` once and read every feature; never raises."""
     doc = HtmlDoc()
-    if "response at crawl time" in html:
+    if "Impatient?" in html:
         doc.replay_redirect = replay_redirect_of(html)
         if doc.replay_redirect is not None:
             return doc  # the archive's notice: nothing of the page is in it
