@@ -47,6 +47,17 @@ def test_compare_scan_and_stream_agree_on_a_pair(tmp_path: Path) -> None:
     assert batch.reason == stream.reason
 
 
+def _judged_between_baselines(caps: list[Capture], db: Path, want: str, why: str) -> None:
+    """The middle of three captures, between two copies of the baseline, is judged ``want`` with ``why``
+    in its reason, alike in batch and in the stream over the real SQLite store, and the baseline stays."""
+    batch = Engine(EngineConfig()).scan_history("h", caps).verdicts
+    with SQLiteStore(db) as store:
+        stream = [Watcher(Engine(EngineConfig()), store).process(c) for c in caps]
+    assert [(v.status, v.reason) for v in stream] == [(v.status, v.reason) for v in batch]
+    assert batch[1].status == want and why in batch[1].reason, (caps[1].url, caps[1].status, batch[1].reason)
+    assert batch[2].change == "unchanged"  # the baseline stays
+
+
 MOVED = b"<html><head><title>301 Moved Permanently</title></head><body><h1>Moved Permanently</h1>" \
         b"<p>The document has moved <a href='https://www.riverside-rights.org/'>here</a>.</p></body></html>"
 
@@ -78,13 +89,8 @@ def test_an_http_redirect_after_the_baseline_is_judged_by_its_target_not_its_bod
         moved = cap(1, body, url=seed, status=status, headers=headers)
         if body == gif:
             moved = dataclasses.replace(moved, content_type="image/gif")
-        caps = [cap(0, page, url=seed), moved, cap(2, page, url=seed)]
-        batch = Engine(EngineConfig()).scan_history("h", caps).verdicts
-        with SQLiteStore(tmp_path / f"s{i}.db") as store:
-            stream = [Watcher(Engine(EngineConfig()), store).process(c) for c in caps]
-        assert [(v.status, v.reason) for v in stream] == [(v.status, v.reason) for v in batch]
-        assert batch[1].status == want and why in batch[1].reason, (seed, status, batch[1].reason)
-        assert batch[2].change == "unchanged"  # the baseline stays
+        _judged_between_baselines([cap(0, page, url=seed), moved, cap(2, page, url=seed)], tmp_path / f"s{i}.db",
+                                  want, why)
         if body == gif:
             assert Engine(EngineConfig()).fingerprint(moved).kind == "binary"
 
@@ -128,13 +134,8 @@ def test_a_replayed_redirect_notice_is_the_redirect_not_a_page(tmp_path: Path) -
         (deep, 301, "http://www.riverside-rights.org/news/2012/03/dam-hearing.html", "empty", "(same site)"),
     ]
     for i, (seed, status, target, want, why) in enumerate(cases):
-        caps = [cap(0, page, url=seed), cap(1, wayback_notice(status, target), url=seed), cap(2, page, url=seed)]
-        batch = Engine(EngineConfig()).scan_history("h", caps).verdicts
-        with SQLiteStore(tmp_path / f"s{i}.db") as store:
-            stream = [Watcher(Engine(EngineConfig()), store).process(c) for c in caps]
-        assert [(v.status, v.reason) for v in stream] == [(v.status, v.reason) for v in batch]
-        assert batch[1].status == want and why in batch[1].reason, (seed, status, batch[1].reason)
-        assert batch[2].change == "unchanged"  # the baseline stays
+        _judged_between_baselines([cap(0, page, url=seed), cap(1, wayback_notice(status, target), url=seed),
+                                   cap(2, page, url=seed)], tmp_path / f"s{i}.db", want, why)
     # OpenWayback's hop to the nearest capture ("Loading ... as close to the date ... Impatient?"): a stub
     hop = textgen.html(["Welcome to OpenWayback.", "Loading...", URL, "as close to the date:",
                         "March 2, 2013 12:00:00 AM GMT", "as is available.."], "OpenWayback").replace(
