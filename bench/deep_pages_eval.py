@@ -50,8 +50,9 @@ with ``--site-titles``, titles every page with the site's name and a tagline of 
 ``--section-addresses`` makes every capture declare the section above the seed (``/news/``).
 
 usage: deep_pages_eval.py [--pages TAR_OR_DIR] [--otmt VENV] [--seeds 0,1,2] [--keep DIR]
-                          [--site-titles [--retitled] [--foreign-names]] [--no-headlines]
-                          [--no-addresses | --echo-addresses | --moved-addresses]
+                          [--site-titles [--retitled] [--foreign-names] [--tagline-titles]] [--no-headlines]
+                          [--no-addresses | --echo-addresses | --moved-addresses | --section-addresses]
+                          [--logo-headings] [--site-headlines]
 """
 
 from __future__ import annotations
@@ -136,6 +137,13 @@ SWITCHES: dict[str, str] = {
 }
 
 
+def _insert_after(body: bytes, tag: bytes, snippet: bytes) -> bytes:
+    """``snippet`` right after the first match of ``tag`` (an opening tag's pattern), else first."""
+    m = re.search(tag, body, re.I)
+    at = m.end() if m else 0
+    return body[:at] + snippet + body[at:]
+
+
 def build(pages: Path, out: Path, **switches: bool) -> dict[str, int]:
     """Write a gold-format directory (labels.tsv, html/<id>/<date>.html); return label counts.
     ``switches``: keywords of :data:`SWITCHES` (the module docstring); labels always come from the
@@ -187,24 +195,18 @@ def build(pages: Path, out: Path, **switches: bool) -> dict[str, int]:
                 body = _HEADLINE_META.sub(b"", body)
             if on["logo_headings"]:
                 body = re.sub(rb"<(/?)h1\b", rb"<\1h2", body, flags=re.I)
-                logo = f"<h1>{site_name(host)} News Online</h1>".encode()
-                at = m.end() if (m := re.search(rb"<body\b[^>]*>", body, re.I)) else 0
-                body = body[:at] + logo + body[at:]
+                body = _insert_after(body, rb"<body\b[^>]*>", f"<h1>{site_name(host)} News Online</h1>".encode())
             if on["site_headlines"]:
                 body = _HEADLINE_META.sub(b"", body)
-                meta = f'<meta property="og:title" content="{site_name(host)} News Online">'.encode()
-                at = m.end() if (m := re.search(rb"<head\b[^>]*>", body, re.I)) else 0
-                body = body[:at] + meta + body[at:]
+                body = _insert_after(body, rb"<head\b[^>]*>",
+                                     f'<meta property="og:title" content="{site_name(host)} News Online">'.encode())
             declares = on["echo_addresses"] or on["moved_addresses"] or on["section_addresses"]
             if on["no_addresses"] or declares:
                 body = _ADDRESS_TAGS.sub(b"", body)
             if declares and body.strip():  # an empty capture stays empty
-                declared = f"http://{host}/a/{source}" if on["moved_addresses"] and i > 0 else url
-                declared = f"http://{host}/news/" if on["section_addresses"] else declared
-                tag = b'<link rel="canonical" href="' + declared.encode() + b'">'
-                head = re.search(rb"<head\b[^>]*>", body, re.I)
-                at = head.end() if head else 0
-                body = body[:at] + tag + body[at:]
+                declared = (f"http://{host}/news/" if on["section_addresses"]
+                            else f"http://{host}/a/{source}" if on["moved_addresses"] and i > 0 else url)
+                body = _insert_after(body, rb"<head\b[^>]*>", f'<link rel="canonical" href="{declared}">'.encode())
             (out / "html" / str(tm) / f"{date}.html").write_bytes(body)
             rows.append((tm, date, f"http://wayback.archive-it.org/9999/{date}/{url}", label))
             counts["on" if label else "off"] += 1

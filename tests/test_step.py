@@ -152,18 +152,22 @@ def test_a_replayed_redirect_notice_is_the_redirect_not_a_page(tmp_path: Path) -
     assert fp.kind == "html" and fp.redirect is None and fp.http_status == 200
 
 
-def test_a_replay_that_has_no_capture_is_no_content_not_a_page() -> None:
+def test_a_replay_that_has_no_capture_is_no_content_not_a_page(tmp_path: Path) -> None:
     """A replay's own page where it has nothing to show (a memento excluded since, a failed
     download: "Hrm. The Wayback Machine has not archived that URL.") holds the archive's words:
     judged as a page it read off topic, and as the first capture it became the baseline.  It is no
     content, as an empty download is; an article that quotes the line is still a page."""
     page = textgen.html(BASE, "Riverside Rights Project")
-    for line in ("The Wayback Machine has not archived that URL.",
-                 "Wayback Machine doesn't have that page archived.",
-                 "Sorry. This URL has been excluded from the Wayback Machine."):
+    for i, line in enumerate(("The Wayback Machine has not archived that URL.",
+                              "Wayback Machine doesn't have that page archived.",
+                              "Sorry. This URL has been excluded from the Wayback Machine.")):
         notice = textgen.html(["Hrm.", line, "Click here to search for all archived pages under example.org/."],
                               "Wayback Machine")
-        r = Engine(EngineConfig()).scan_history("h", [cap(0, notice), cap(1, page), cap(2, notice), cap(3, page)])
+        caps = [cap(0, notice), cap(1, page), cap(2, notice), cap(3, page)]
+        r = Engine(EngineConfig()).scan_history("h", caps)
+        with SQLiteStore(tmp_path / f"s{i}.db") as store:  # the stream over the real store says the same
+            stream = [Watcher(Engine(EngineConfig()), store).process(c) for c in caps]
+        assert [(v.status, v.reason) for v in stream] == [(v.status, v.reason) for v in r.verdicts]
         statuses = [v.status for v in r.verdicts]
         assert statuses == ["empty", "on-topic", "empty", "on-topic"], [v.reason for v in r.verdicts]
         assert r.verdicts[1].change == "baseline" and "the replay has no capture" in r.verdicts[2].reason

@@ -27,7 +27,7 @@ from .config import EngineConfig
 from .doi.record import record_of
 from .extract.decode import decode
 from .extract.encoding import decode_body
-from .extract.html import HtmlDoc, find_dois, normalise_ws, read_html
+from .extract.html import HtmlDoc, find_dois, normalise_ws, read_html, replay_missing_of
 from .extract.pdf import pdf_text
 from .model import REDIRECT_STATUSES, Capture, ContentKind, Fingerprint, payload_digest
 from .pagekinds import detect_page_kind
@@ -42,12 +42,7 @@ _HTML_SNIFF = re.compile(rb"<\s*(!doctype\s+html|html|head|body|title|meta|div|p
 _DOI_META = ("citation_doi", "dc.identifier", "prism.doi", "dc.identifier.doi", "bepress_citation_doi")
 RAW_SIMHASH_MAX_CHARS = 65536
 STUB_MAX_WORDS = 20
-# A Wayback replay's own page where it has no capture to show (the Internet Archive's wording since
-# 2013: a memento excluded later, or one whose download failed): the archive's words, not the page's.
-_REPLAY_MISSING = re.compile(r"has not archived that URL|doesn't have that page archived|"
-                             r"This URL has been excluded from the Wayback Machine|"
-                             r"Page cannot be (?:crawled or )?displayed due to robots\.txt", re.I)
-REPLAY_MISSING_MAX_WORDS = 200
+REPLAY_MISSING_MAX_WORDS = 200  # a replay's "not archived" page is short (extract.html.replay_missing_of)
 MINHASH_SEED = 1
 MINHASH_CHUNK = 8192
 MAX_WORDS = 300_000  # words read per capture (about 2 MB of text); the rest is cut and noted "truncated"
@@ -335,11 +330,10 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, wor
     text = doc.text
     language = lang.detect(text, doc.lang_attr)
     tokens = words(text, language)
-    if kind == "html" and len(tokens) < REPLAY_MISSING_MAX_WORDS and (gone := _REPLAY_MISSING.search(text)):
+    if kind == "html" and len(tokens) < REPLAY_MISSING_MAX_WORDS and (gone := replay_missing_of(text)):
         # No verdict and never a baseline, as a download that came back empty: it says nothing of the
         # page (gold's empty downloads are mostly labelled on topic, 107 of 121).
-        return empty_fingerprint(digest, byte_count, f"the replay has no capture: \"{gone.group(0)}\"",
-                                 capture.status)
+        return empty_fingerprint(digest, byte_count, f"the replay has no capture: \"{gone}\"", capture.status)
     if len(tokens) > MAX_WORDS:  # bounds the shingles, the MinHash input and the term table
         tokens = tokens[:MAX_WORDS]
         truncated = True

@@ -416,9 +416,8 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
             # site that declares whatever address was asked for, or titles every page alike (its
             # name and a tagline), serves another article under it.
             checks.append("replaced")
-            under = ("the address the page still declares" if named_by == "address"
-                     else f"the {named_by} the page still carries")
-            why = "the titles name no subject" if named_by == "address" else f"{named_by} words kept {fmt(subj)}"
+            under, why = (("the address the page still declares", "the titles name no subject") if named_by == "address"
+                          else (f"the {named_by} the page still carries", f"{named_by} words kept {fmt(subj)}"))
             reasons.append(f"page replaced: another text under {under} (containment "
                            f"{fmt_below(cont, TEXT_REPLACED)}, cosine {fmt_below(cos, IDENTITY_COSINE)}; {why})")
         elif kind == "page" and (bool(base.title.strip() and cur.title.strip()) if subj is None else subj < 1.0) \

@@ -38,6 +38,11 @@ _XML_DECL = re.compile(r"^<\?xml[^>]*>")
 # an article quoting one line is not one.
 _REPLAY_REDIRECT = re.compile(r"Got an HTTP (30[0-8]) response at crawl time|(as close to the date)", re.I)
 _IMPATIENT = re.compile(r"""<a\b[^>]*\bhref\s*=\s*["']([^"']+)["'][^>]*>\s*Impatient\?\s*</a>""", re.I)
+# A Wayback replay's own page where it has no capture to show (the Internet Archive's wording since
+# 2013: a memento excluded later, or one whose download failed): the archive's words, not the page's.
+_REPLAY_MISSING = re.compile(r"has not archived that URL|doesn't have that page archived|"
+                             r"This URL has been excluded from the Wayback Machine|"
+                             r"Page cannot be (?:crawled or )?displayed due to robots\.txt", re.I)
 _ARCHIVED_PREFIX = re.compile(r"^\s*\[ARCHIVED CONTENT\]\s*", re.I)
 
 # Archive banners: ids/classes of elements archives inject into replayed pages.
@@ -327,6 +332,13 @@ def replay_redirect_of(html: str) -> tuple[int | None, str | None] | None:
     if link is None:
         return None
     return (int(code.group(1)) if code.group(1) else None), link.group(1).strip() or None
+
+
+def replay_missing_of(text: str) -> str | None:
+    """The line of a replay's own page that says it has no capture of the address ("The Wayback
+    Machine has not archived that URL"), or ``None``; the caller asks it of short pages only."""
+    m = _REPLAY_MISSING.search(text)
+    return m.group(0) if m else None
 
 
 def read_html(html: str, *, banners: bool = True, main_content: bool = False) -> HtmlDoc:
