@@ -160,7 +160,9 @@ def test_a_replay_that_has_no_capture_is_no_content_not_a_page(tmp_path: Path) -
     page = textgen.html(BASE, "Riverside Rights Project")
     for i, line in enumerate(("The Wayback Machine has not archived that URL.",
                               "Wayback Machine doesn't have that page archived.",
-                              "Sorry. This URL has been excluded from the Wayback Machine.")):
+                              "Sorry. This URL has been excluded from the Wayback Machine.",
+                              "Resource Not In Archive. The Resource you requested is not in this archive.",
+                              "URL Not Found. The url http://example.org/ could not be found in this collection.")):
         notice = textgen.html(["Hrm.", line, "Click here to search for all archived pages under example.org/."],
                               "Wayback Machine")
         caps = [cap(0, notice), cap(1, page), cap(2, notice), cap(3, page)]

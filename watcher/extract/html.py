@@ -38,11 +38,17 @@ _XML_DECL = re.compile(r"^<\?xml[^>]*>")
 # an article quoting one line is not one.
 _REPLAY_REDIRECT = re.compile(r"Got an HTTP (30[0-8]) response at crawl time|(as close to the date)", re.I)
 _IMPATIENT = re.compile(r"""<a\b[^>]*\bhref\s*=\s*["']([^"']+)["'][^>]*>\s*Impatient\?\s*</a>""", re.I)
-# A Wayback replay's own page where it has no capture to show (the Internet Archive's wording since
-# 2013: a memento excluded later, or one whose download failed): the archive's words, not the page's.
+# A Wayback replay's own page where it has no capture to show (a memento excluded later, or one
+# whose download failed): the archive's words, not the page's.  The Internet Archive's wording since
+# 2013; OpenWayback's ResourceNotInArchiveException page ("Resource Not In Archive" / "The Resource
+# you requested is not in this archive.", its HTMLError.jsp and WaybackUI messages, which national
+# libraries' and Archive-It's older replays serve); pywb's not_found.html ("URL Not Found" / "The url
+# ... could not be found in this collection.").
 _REPLAY_MISSING = re.compile(r"has not archived that URL|doesn't have that page archived|"
                              r"This URL has been excluded from the Wayback Machine|"
-                             r"Page cannot be (?:crawled or )?displayed due to robots\.txt", re.I)
+                             r"Page cannot be (?:crawled or )?displayed due to robots\.txt|"
+                             r"The Resource you requested is not in this archive|"
+                             r"could not be found in this collection", re.I)
 _ARCHIVED_PREFIX = re.compile(r"^\s*\[ARCHIVED CONTENT\]\s*", re.I)
 
 # Archive banners: ids/classes of elements archives inject into replayed pages.
