@@ -357,6 +357,13 @@ def test_original_url_and_surt_prefix() -> None:
     ("", "هذا النطاق معروض للبيع", "parked"),
     ("", "خطأ في الاتصال بقاعدة البيانات", "database-error"),
     ("الموقع تحت الصيانة", "سنعود قريبًا", "under-construction"),
+    # typographic apostrophes, as the platforms write them: Twitter's 404 of 2010-2016 and LinkedIn's
+    ("Twitter / ?", "Sorry, that page doesn\u2019t exist! You can search Twitter using the search box below.",
+     "soft-404"),
+    ("", "This page doesn\u2019t exist", "soft-404"),
+    ("", "Sorry, we couldn\u2019t find that page.", "soft-404"),
+    ("Not Found", "Sorry, but you are looking for something that isn't here.", "soft-404"),  # WordPress's Kubrick
+    ("", "الموقع مغلق مؤقتا للصيانة", "under-construction"),
 ])
 def test_page_kinds(title: str, text: str, kind: str) -> None:
     found = detect_page_kind(title, [], text, len(text.split()))

@@ -51,6 +51,9 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         # embarrassing, isn't it?", "It seems we can't find what you're looking for", "It looks like
         # nothing was found at this location"
         r"this is somewhat embarrassing, isn[’']?t it", r"it seems we can[’']?t find what you[’']?re looking for",
+        # WordPress's classic default theme (Kubrick) and its many copies; Pinterest's and others'
+        # "we couldn't find that page"
+        r"you are looking for something that isn[’']?t here", r"(couldn[’']?t|could not) find (that|this) page",
         r"nothing was found at this location",
         r"page you (are|were) looking for", r"requested (url|page) (was not found|could not be found)",
         _SAID_OF + r"no longer (available|exists)", r"(page|file) (does not|doesn't) exist",
@@ -142,7 +145,8 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"pronto estaremos", r"em (construção|manutenção)", r"en mantenimiento", r"site en maintenance",
         r"wartungsarbeiten", r"yapım aşamasında", r"в разработке", r"сайт на реконструкции", r"قيد الإنشاء",
         r"تحت الإنشاء", r"in onderhoud", r"w budowie", r"we('ll| will) be back soon", r"new (web)?site (is )?coming",
-        r"(الموقع|الصفحة) (تحت|قيد) (الصيانة|التطوير)", r"سنعود قريبًا",
+        r"(الموقع|الصفحة) (تحت|قيد) (الصيانة|التطوير)", r"(الموقع|الصفحة) (مغلق|مغلقة|متوقف|متوقفة) (مؤقتا )?للصيانة",
+        r"سنعود قريبًا",
     ),
     "bot-challenge": (
         r"checking (if the site connection is secure|your browser)", r"attention required!? \| cloudflare",
@@ -202,18 +206,28 @@ def detect_page_kind(title: str, headings: tuple[str, ...] | list[str], text: st
     """
     # the title whole and each of its parts ("wwhr | UNDER CONSTRUCTION": the notice opens its part)
     parts = title_segments(title)
-    head = [fold_letters(u) for u in (title, *(parts if len(parts) > 1 else ()), *headings[:4])]
+    head = [_fold(u) for u in (title, *(parts if len(parts) > 1 else ()), *headings[:4])]
     found = _first(head)
     if found:
         return PageKind(found[0], found[1], "title")
     if word_count <= SHORT_PAGE_WORDS:
-        found = _first(fold_letters(text[:3000]).splitlines())
+        found = _first(_fold(text[:3000]).splitlines())
         if found:
             return PageKind(found[0], found[1], "body")
     if status is not None and status >= 400:
         kind = "soft-404" if status in (404, 410) else "database-error" if status >= 500 else "bot-challenge"
         return PageKind(kind, f"HTTP {status}", "status")
     return None
+
+
+# Typographic apostrophes read as the typewriter one: Twitter's 404 says "Sorry, that page doesn’t
+# exist!" with U+2019, which a phrase written with "'" missed (the phrases with "[’']" were the
+# exceptions).
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'"})
+
+
+def _fold(unit: str) -> str:
+    return fold_letters(unit).translate(_APOSTROPHES)
 
 
 def _notice(unit: str, m: re.Match[str]) -> bool:
