@@ -364,6 +364,9 @@ def test_original_url_and_surt_prefix() -> None:
     ("", "Sorry, we couldn\u2019t find that page.", "soft-404"),
     ("Not Found", "Sorry, but you are looking for something that isn't here.", "soft-404"),  # WordPress's Kubrick
     ("", "الموقع مغلق مؤقتا للصيانة", "under-construction"),
+    ("", "activists.wordpress.com is no longer available. The authors have deleted this site.", "suspended"),
+    ("Vimeo", "Sorry, this video does not exist.", "soft-404"),
+    ("YouTube", "This user account has been terminated.", "soft-404"),
 ])
 def test_page_kinds(title: str, text: str, kind: str) -> None:
     found = detect_page_kind(title, [], text, len(text.split()))

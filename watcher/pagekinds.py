@@ -69,11 +69,11 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"페이지를 찾을 수 없습니다", r"halaman tidak ditemukan",
         # platforms: the item is gone, the page that held it stays up
         r"this video (has been removed|is (no longer available|unavailable|private))",
-        r"(this|the) (channel|account|user) (does not|doesn't) exist", r"this (content|page) (isn't|is not) available",
+        r"(this|the) (channel|account|user|video) (does not|doesn't) exist", r"this (content|page) (isn't|is not) available",
         r"the link you followed may (be broken|have expired|have been removed)", r"blog not found",
         r"sorry, the blog at .{0,80} has been removed",
         r"this (content|page) is (currently )?unavailable",
-        r"this (channel|account|user|video) (has been|is) (suspended|terminated|removed|not available|unavailable)",
+        r"this (channel|(user )?account|user|video) (has been|is) (suspended|terminated|removed|not available|unavailable)",
         r"cette page n'existe (pas|plus)",
         r"la page (demandée|que vous (recherchez|cherchez)) (n'existe (pas|plus)|est introuvable)",
         r"^\s*there'?s nothing here", r"(blog|site) has been archived or suspended",
@@ -115,6 +115,7 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"account (is )?(disabled|deactivated)", r"hosting (account )?(has )?expired", r"cuenta suspendida",
         r"compte suspendu", r"konto gesperrt", r"this site (has been|is) (archived|disabled|deleted)",
         r"site (is )?no longer available", r"blog (has been )?(deleted|removed|suspended)",
+        r"the authors have deleted this (site|blog)",  # WordPress.com's notice for a deleted blog
         r"contact (your|the) (hosting|web host)", r"billing issue", r"(site|sitio|sítio) (is )?(not|no|não) "
         r"(available|disponible|disponível)", r"site (temporarily )?unavailable",
         r"sitio (temporalmente )?no disponible",
