@@ -367,6 +367,11 @@ def test_original_url_and_surt_prefix() -> None:
     ("", "activists.wordpress.com is no longer available. The authors have deleted this site.", "suspended"),
     ("Vimeo", "Sorry, this video does not exist.", "soft-404"),
     ("YouTube", "This user account has been terminated.", "soft-404"),
+    # a platform that will not serve the crawler's client
+    ("Update Your Browser | Facebook", "", "bot-challenge"),
+    ("Facebook", "You\u2019re using a web browser that isn\u2019t supported by Facebook.", "bot-challenge"),
+    ("", "You\u2019re Temporarily Blocked. It looks like you were misusing this feature.", "bot-challenge"),
+    ("ERROR: The request could not be satisfied", "403 ERROR. The request could not be satisfied.", "database-error"),
 ])
 def test_page_kinds(title: str, text: str, kind: str) -> None:
     found = detect_page_kind(title, [], text, len(text.split()))

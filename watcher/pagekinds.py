@@ -69,11 +69,13 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"페이지를 찾을 수 없습니다", r"halaman tidak ditemukan",
         # platforms: the item is gone, the page that held it stays up
         r"this video (has been removed|is (no longer available|unavailable|private))",
-        r"(this|the) (channel|account|user|video) (does not|doesn't) exist", r"this (content|page) (isn't|is not) available",
+        r"(this|the) (channel|account|user|video) (does not|doesn't) exist",
+        r"this (content|page) (isn't|is not) available",
         r"the link you followed may (be broken|have expired|have been removed)", r"blog not found",
         r"sorry, the blog at .{0,80} has been removed",
         r"this (content|page) is (currently )?unavailable",
-        r"this (channel|(user )?account|user|video) (has been|is) (suspended|terminated|removed|not available|unavailable)",
+        r"this (channel|(user )?account|user|video) (has been|is) "
+        r"(suspended|terminated|removed|not available|unavailable)",
         r"cette page n'existe (pas|plus)",
         r"la page (demandée|que vous (recherchez|cherchez)) (n'existe (pas|plus)|est introuvable)",
         r"^\s*there'?s nothing here", r"(blog|site) has been archived or suspended",
@@ -128,7 +130,7 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"could not connect to (the )?database", r"you have an error in your sql syntax", r"warning: mysql",
         r"fatal error: .{0,80} on line \d+", r"parse error: .{0,80} on line \d+", r"internal server error",
         _NOTICE_LEAD + r"service (temporarily )?unavailable", r"bad gateway", r"gateway time-?out",
-        r"server error in '.*' application",
+        r"server error in '.*' application", r"the request could not be satisfied",  # a CDN's (CloudFront's) error
         r"runtime error", r"too many connections", r"sql server error", r"odbc", r"stack trace",
         r"twitter is over capacity|^twitter / over capacity", r"this (content|page) is temporarily unavailable",
         r"خطأ في (الاتصال ب)?قاعدة البيانات",
@@ -155,6 +157,10 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"enable (javascript and )?cookies to continue", r"captcha", _SAID_OF + r"access denied", r"403 forbidden",
         r"you don't have permission to access", r"request unsuccessful\. incapsula", r"pardon our interruption",
         r"unusual traffic from your computer", r"(تحقق|التحقق) من (أنك|انك) (إنسان|لست روبوت)",
+        # the platforms' refusals of a client they do not serve: Facebook's "Update Your Browser" page to
+        # crawlers' user agents (2010s), its temporary block, and the "unusual activity" screens
+        r"(you're|you are) using a web browser that isn't supported", r"^update your browser \| facebook",
+        r"(you're|you are) temporarily blocked", r"our systems have detected unusual (traffic|activity)",
     ),
     "defaced": (
         _SAID_OF + r"hacked by", r"h4ck3d", _SAID_OF + r"defaced by", _SAID_OF + r"owned by .{0,30} team",
