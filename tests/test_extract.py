@@ -367,6 +367,9 @@ def test_original_url_and_surt_prefix() -> None:
     ("", "activists.wordpress.com is no longer available. The authors have deleted this site.", "suspended"),
     ("Vimeo", "Sorry, this video does not exist.", "soft-404"),
     ("YouTube", "This user account has been terminated.", "soft-404"),
+    ("Content Not Found", "The page you requested cannot be displayed right now. It may be temporarily "
+     "unavailable, the link you clicked on may have expired, or you may not have permission to view this page.",
+     "soft-404"),
     # a platform that will not serve the crawler's client
     ("Update Your Browser | Facebook", "", "bot-challenge"),
     ("Facebook", "You\u2019re using a web browser that isn\u2019t supported by Facebook.", "bot-challenge"),

@@ -74,6 +74,8 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"the link you followed may (be broken|have expired|have been removed)", r"blog not found",
         r"sorry, the blog at .{0,80} has been removed",
         r"this (content|page) is (currently )?unavailable",
+        # Facebook's removed or hidden page, titled "Content Not Found" where its heading is missing
+        r"page you requested cannot be displayed", r"^content not found",
         r"this (channel|(user )?account|user|video) (has been|is) "
         r"(suspended|terminated|removed|not available|unavailable)",
         r"cette page n'existe (pas|plus)",
