@@ -367,6 +367,8 @@ def test_original_url_and_surt_prefix() -> None:
     ("", "activists.wordpress.com is no longer available. The authors have deleted this site.", "suspended"),
     ("Vimeo", "Sorry, this video does not exist.", "soft-404"),
     ("YouTube", "This user account has been terminated.", "soft-404"),
+    ("Ustream", "This channel is no longer available.", "soft-404"),
+    ("Flickr", "Sorry, this photo is no longer available.", "soft-404"),
     ("Content Not Found", "The page you requested cannot be displayed right now. It may be temporarily "
      "unavailable, the link you clicked on may have expired, or you may not have permission to view this page.",
      "soft-404"),

@@ -36,7 +36,7 @@ from .text import fold_letters, title_segments
 # Coming Soon"; not "More coming soon!" closing a post).
 _NOTICE_LEAD = r"^\W*(?:(?:error|oops|sorry|warning|\d{3})\W+)*"
 _SAID_OF = (_NOTICE_LEAD + r"(?:(?:our|this|the|your|that)\s+)?(?:(?:new|requested)\s+)?(?:(?:web ?site|site|page|"
-            r"blog|domain|account|content|file|article|item|post|link|url|document)(?:\s+you\s+(?:requested|followed|"
+            r"blog|domain|account|content|file|article|item|post|link|url|document|channel|video|photo|profile)(?:\s+you\s+(?:requested|followed|"
             r"(?:are|were) looking for))?\s+)?(?:(?:is|has been|was)\s+)?(?:(?:currently|temporarily|now)\s+)?")
 # kind -> phrases (lowercase; regular expressions).  Several languages each:
 # the collections this tool serves are multilingual.
