@@ -36,8 +36,9 @@ from .text import fold_letters, title_segments
 # Coming Soon"; not "More coming soon!" closing a post).
 _NOTICE_LEAD = r"^\W*(?:(?:error|oops|sorry|warning|\d{3})\W+)*"
 _SAID_OF = (_NOTICE_LEAD + r"(?:(?:our|this|the|your|that)\s+)?(?:(?:new|requested)\s+)?(?:(?:web ?site|site|page|"
-            r"blog|domain|account|content|file|article|item|post|link|url|document|channel|video|photo|profile)(?:\s+you\s+(?:requested|followed|"
-            r"(?:are|were) looking for))?\s+)?(?:(?:is|has been|was)\s+)?(?:(?:currently|temporarily|now)\s+)?")
+            r"blog|domain|account|content|file|article|item|post|link|url|document|channel|video|photo|profile)"
+            r"(?:\s+you\s+(?:requested|followed|(?:are|were) looking for))?\s+)?(?:(?:is|has been|was)\s+)?"
+            r"(?:(?:currently|temporarily|now)\s+)?")
 # kind -> phrases (lowercase; regular expressions).  Several languages each:
 # the collections this tool serves are multilingual.
 _PHRASES: dict[str, tuple[str, ...]] = {
@@ -199,6 +200,17 @@ KICKER_MIN_WORDS = 4
 _KICKER = re.compile(r"^[:\-–—]+\s*")
 
 
+# Typographic apostrophes read as the typewriter one: Twitter's 404 says "Sorry, that page doesn’t
+# exist!" with U+2019, which a phrase written with "'" missed (the phrases with "[’']" were the
+# exceptions).
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'"})
+
+
+def _fold(unit: str) -> str:
+    """A unit as the phrases are written: letters folded as the text is, one apostrophe."""
+    return fold_letters(unit).translate(_APOSTROPHES)
+
+
 @dataclass(frozen=True, slots=True)
 class PageKind:
     kind: str
@@ -227,16 +239,6 @@ def detect_page_kind(title: str, headings: tuple[str, ...] | list[str], text: st
         kind = "soft-404" if status in (404, 410) else "database-error" if status >= 500 else "bot-challenge"
         return PageKind(kind, f"HTTP {status}", "status")
     return None
-
-
-# Typographic apostrophes read as the typewriter one: Twitter's 404 says "Sorry, that page doesn’t
-# exist!" with U+2019, which a phrase written with "'" missed (the phrases with "[’']" were the
-# exceptions).
-_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'"})
-
-
-def _fold(unit: str) -> str:
-    return fold_letters(unit).translate(_APOSTROPHES)
 
 
 def _notice(unit: str, m: re.Match[str]) -> bool:
