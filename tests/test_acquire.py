@@ -318,7 +318,11 @@ async def wayback() -> AsyncIterator[tuple[str, list[str]]]:
             raise web.HTTPFound(request.query["to"])
         if ts.endswith("id_"):
             if "missing" in url:
-                raise web.HTTPNotFound()
+                raise web.HTTPNotFound()  # the archive's own answer: no memento
+            if "gone" in url:  # a memento of the site's own 404 page: the crawl's status, as a memento
+                return web.Response(status=404, body=b"<html><title>404 Not Found</title>gone</html>",
+                                    content_type="text/html",
+                                    headers={"Memento-Datetime": "Fri, 01 Mar 2024 12:00:00 GMT"})
             return web.Response(body=f"<html>raw capture of {url}</html>".encode(), content_type="text/html")
         return web.Response(text=f'<div id="wm-ipp">BANNER</div><html>{url}</html>', content_type="text/html")
 
@@ -340,9 +344,12 @@ async def test_replay_uses_raw_id_(wayback: tuple[str, list[str]]) -> None:
         with pytest.raises(AcquireError) as err:
             await acq.get(event("http://x.org/missing"))
         assert err.value.reason == "http_status"
+        # an archived 404 is the capture (judged as the site's error page), not a failed fetch
+        gone = await acq.get(event("http://x.org/gone"))
+        assert gone.status == 404 and gone.content == b"<html><title>404 Not Found</title>gone</html>"
     assert paths == ["/wb/20240301120000id_/http://x.org/a", "/wb/20240301120000id_/http://x.org/b",
-                     "/wb/20240301120000id_/http://x.org/missing"]
-    assert seen == ["replay"] * 3
+                     "/wb/20240301120000id_/http://x.org/missing", "/wb/20240301120000id_/http://x.org/gone"]
+    assert seen == ["replay"] * 4
 
 
 async def test_event_replay_uri_on_unconfigured_host_is_guarded(wayback: tuple[str, list[str]]) -> None:

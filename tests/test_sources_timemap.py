@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from watcher.config import Config
+from watcher.config import Config, EngineConfig
+from watcher.engine import Engine
 from watcher.errors import InputError
 from watcher.model import Capture
 from watcher.sources import detect_input, iter_histories
@@ -68,6 +69,11 @@ class Archive:
 
     def html(self, text: str) -> Callable[[], web.StreamResponse]:
         return lambda: web.Response(text=text, content_type="text/html")
+
+    def archived(self, status: int, text: str) -> Callable[[], web.StreamResponse]:
+        """A memento of an error response: the crawl's status, with Memento-Datetime."""
+        return lambda: web.Response(status=status, text=text, content_type="text/html",
+                                    headers={"Memento-Datetime": "Wed, 01 Jul 2020 00:00:00 GMT"})
 
     def redirect(self, location: str) -> Callable[[], web.StreamResponse]:
         return lambda: web.Response(status=302, headers={"Location": location})
@@ -142,6 +148,30 @@ async def test_timemap_mementos_and_redirect_chains(archive: Archive, tmp_path: 
     assert uri_t["example,site)/"] == f"{b}/timemap/t1"
     # every memento was fetched raw, never as a replay with a banner
     assert all("id_/" in p for p in archive.requests)
+
+
+async def test_an_archived_error_response_is_a_capture_not_a_failed_fetch(archive: Archive) -> None:
+    """A raw replay answers a memento of the site's "404 Not Found" with HTTP 404, as the crawler
+    recorded it, and with Memento-Datetime: that is the capture, judged as the site's error page
+    (off topic, never a baseline).  The archive's own 404 (no memento: no Memento-Datetime) stays a
+    failed fetch, an error verdict (test_timemap_mementos_and_redirect_chains)."""
+    b = archive.base
+    page = "<html><head><title>Rights Project</title></head><body><p>" + "rights report " * 60 + "</p></body></html>"
+    archive.pages = {f"20200101000000/{ORIG}": archive.html(page),
+                     f"20200201000000/{ORIG}": archive.archived(404, "<html><title>404 Not Found</title>"
+                                                                     "<h1>Not Found</h1></html>"),
+                     f"20200301000000/{ORIG}": archive.archived(503, "<html><title>503</title></html>"),
+                     f"20200401000000/{ORIG}": archive.html(page)}
+    archive.timemaps["t1"] = _link_timemap(b, ["20200101000000", "20200201000000", "20200301000000",
+                                               "20200401000000"])
+    hs, _ = await _scan([f"{b}/timemap/t1"])
+    caps = hs["example,site)/"]
+    assert [(c.status, c.error) for c in caps] == [(200, None), (404, None), (503, None), (200, None)]
+    assert caps[1].content is not None and b"Not Found" in caps[1].content
+    verdicts = Engine(EngineConfig()).scan_history("t1", caps).verdicts
+    assert [v.status for v in verdicts] == ["on-topic", "off-topic", "off-topic", "on-topic"], \
+        [v.reason for v in verdicts]
+    assert verdicts[0].change == "baseline" and verdicts[3].change == "unchanged"
 
 
 async def test_timemap_file_and_errors(archive: Archive, tmp_path: Path) -> None:

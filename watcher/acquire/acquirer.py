@@ -34,7 +34,7 @@ from .archived import ArchiveResolver, ChainResolver, ReplayResolver, WarcFileRe
 from .http import FetchResult, HttpFetcher
 from .netguard import AddressPolicy
 from .render import RenderPool, count_scripts, quick_word_count, rendered_capture, wants_render
-from .replay import WAYBACK, build_replay_uri, raw_replay_uri
+from .replay import WAYBACK, build_replay_uri, is_archived_response, raw_replay_uri
 from .warc import RecordExtent, WarcPayload, find_warc, parse_record, read_record_bytes, safe_warc_name
 
 log = logging.getLogger(__name__)
@@ -260,7 +260,7 @@ class Acquirer:
             result = await fetcher.fetch(uri)
         finally:
             self._timed("replay", started)
-        if result.status not in _OK_ARCHIVE_STATUSES:
+        if result.status not in _OK_ARCHIVE_STATUSES and not is_archived_response(result.headers):
             raise AcquireError(f"replay {uri[:200]} answered {result.status}", reason="http_status")
         capture = self._http_capture(event, result, "replay", digest=event.digest, uri_m=uri)
         return await self._maybe_render_archived(event, capture, [ReplayResolver(base, fetcher)] if base else [])

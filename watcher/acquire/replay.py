@@ -8,6 +8,7 @@ rewritten replays add banners and rewrite links, which reads as drift.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import datetime
 
 from ..model import ts14
@@ -28,3 +29,16 @@ def raw_replay_uri(uri: str) -> str:
 def build_replay_uri(base: str, timestamp: datetime, url: str) -> str:
     """``BASE/TIMESTAMPid_/URL`` for an archive configured by ``acquire.replay_base``."""
     return f"{base.rstrip('/')}/{ts14(timestamp)}id_/{url}"
+
+
+def is_archived_response(headers: Mapping[str, str]) -> bool:
+    """Whether a replay's answer is the archived response itself, whatever its status.
+
+    A raw replay answers with the status the crawler recorded: a memento of the site's "404 Not
+    Found" comes back as HTTP 404, and it is a capture to judge (off topic), not a failed fetch.
+    The archive's own refusal ("not in this archive", an exclusion) carries the same statuses.
+    Memento (RFC 7089) tells them apart: a memento's answer carries ``Memento-Datetime`` (the
+    Internet Archive's, pywb's and OpenWayback's replays send it); the archive's own page does not.
+    (Where an archive sends it on its own page anyway, the fingerprint reads that page's wording as
+    no content: :func:`watcher.extract.html.replay_missing_of`.)"""
+    return any(k.lower() == "memento-datetime" for k in headers)

@@ -27,7 +27,7 @@ from urllib.parse import urljoin, urlsplit
 
 from ..acquire.http import HttpFetcher
 from ..acquire.netguard import AddressPolicy
-from ..acquire.replay import WAYBACK, raw_replay_uri
+from ..acquire.replay import WAYBACK, is_archived_response, raw_replay_uri
 from ..config import Config, LiveFetchConfig
 from ..errors import AcquireError
 
@@ -161,6 +161,8 @@ async def fetch_raw(fetcher: HttpFetcher, uri_m: str, *, max_redirects: int) -> 
             ctype = res.headers.get("Content-Type") or ""
             if "html" in ctype.lower() or not ctype:
                 target = html_redirect(body)
+        elif is_archived_response(res.headers):
+            return FetchResult(current, body, status, headers, _hops(chain, current))  # e.g. an archived 404
         else:
             return FetchResult(current, None, status, headers, _hops(chain, current), error=f"http_{status}")
         if target is None:
