@@ -347,9 +347,13 @@ async def test_replay_uses_raw_id_(wayback: tuple[str, list[str]]) -> None:
         # an archived 404 is the capture (judged as the site's error page), not a failed fetch
         gone = await acq.get(event("http://x.org/gone"))
         assert gone.status == 404 and gone.content == b"<html><title>404 Not Found</title>gone</html>"
+        assert (await acq.get(event("http://x.org/gone", status_code=404))).status == 404
+        with pytest.raises(AcquireError) as err:  # the crawler saw a 200: the replay served another capture
+            await acq.get(event("http://x.org/gone", status_code=200))
+        assert err.value.reason == "http_status"
     assert paths == ["/wb/20240301120000id_/http://x.org/a", "/wb/20240301120000id_/http://x.org/b",
-                     "/wb/20240301120000id_/http://x.org/missing", "/wb/20240301120000id_/http://x.org/gone"]
-    assert seen == ["replay"] * 4
+                     "/wb/20240301120000id_/http://x.org/missing"] + ["/wb/20240301120000id_/http://x.org/gone"] * 3
+    assert seen == ["replay"] * 6
 
 
 async def test_event_replay_uri_on_unconfigured_host_is_guarded(wayback: tuple[str, list[str]]) -> None:

@@ -260,7 +260,10 @@ class Acquirer:
             result = await fetcher.fetch(uri)
         finally:
             self._timed("replay", started)
-        if result.status not in _OK_ARCHIVE_STATUSES and not is_archived_response(result.headers):
+        # An archived error response is the capture when the crawler recorded that status (or none);
+        # under an event that recorded a success it is another capture (the nearest the replay had).
+        archived_error = is_archived_response(result.headers) and event.status_code in (None, result.status)
+        if result.status not in _OK_ARCHIVE_STATUSES and not archived_error:
             raise AcquireError(f"replay {uri[:200]} answered {result.status}", reason="http_status")
         capture = self._http_capture(event, result, "replay", digest=event.digest, uri_m=uri)
         return await self._maybe_render_archived(event, capture, [ReplayResolver(base, fetcher)] if base else [])
