@@ -45,16 +45,16 @@ _PHRASES: dict[str, tuple[str, ...]] = {
     "soft-404": (
         r"\b404\b.{0,40}(not found|error|page)", r"^\s*(error )?404\s*([|:\-–—]|$)", r"page (was )?not found",
         # WordPress's own 404 ("Oops! That page can’t be found.") and the CMSs' "could not be found"
-        r"page cannot be found", r"(that |this )?page can[’']?t be found",
-        r"(page|url|file|resource) you (have )?requested (could not|cannot|can[’']?t) be found",
-        r"(page|url|file|resource) you (have )?requested (was not found|(does not|doesn[’']?t) exist)",
+        r"page cannot be found", r"(that |this )?page can'?t be found",
+        r"(page|url|file|resource) you (have )?requested (could not|cannot|can'?t) be found",
+        r"(page|url|file|resource) you (have )?requested (was not found|(does not|doesn'?t) exist)",
         # WordPress's default themes' 404 (Twenty Eleven to Twenty Seventeen): "This is somewhat
         # embarrassing, isn't it?", "It seems we can't find what you're looking for", "It looks like
         # nothing was found at this location"
-        r"this is somewhat embarrassing, isn[’']?t it", r"it seems we can[’']?t find what you[’']?re looking for",
+        r"this is somewhat embarrassing, isn'?t it", r"it seems we can'?t find what you'?re looking for",
         # WordPress's classic default theme (Kubrick) and its many copies; Pinterest's and others'
         # "we couldn't find that page"
-        r"you are looking for something that isn[’']?t here", r"(couldn[’']?t|could not) find (that|this) page",
+        r"you are looking for something that isn'?t here", r"(couldn'?t|could not) find (that|this) page",
         r"nothing was found at this location",
         r"page you (are|were) looking for", r"requested (url|page) (was not found|could not be found)",
         _SAID_OF + r"no longer (available|exists)", r"(page|file) (does not|doesn't) exist",
@@ -200,9 +200,9 @@ KICKER_MIN_WORDS = 4
 _KICKER = re.compile(r"^[:\-–—]+\s*")
 
 
-# Typographic apostrophes read as the typewriter one: Twitter's 404 says "Sorry, that page doesn’t
-# exist!" with U+2019, which a phrase written with "'" missed (the phrases with "[’']" were the
-# exceptions).
+# Typographic apostrophes read as the typewriter one, so every phrase is written with "'": Twitter's
+# 404 says "Sorry, that page doesn’t exist!" with U+2019, which a phrase written with "'" missed.
+# (Not in watcher.text's letter table: the tokeniser keeps both forms inside a word already.)
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'"})
 
 
