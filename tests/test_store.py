@@ -284,6 +284,22 @@ def test_put_verdict_is_idempotent(store: BaselineStore) -> None:
     assert store.logged("other") == []
 
 
+def test_state_keeps_what_the_history_remembers_and_reads_the_newest_capture_time(store: BaselineStore) -> None:
+    """Every backend keeps ``off_topic`` and the names with the references, and answers ``latest``
+    (the newest capture time scored, which the stream reads to tell a late capture) from its own
+    record, never from the state blob."""
+    v = make_verdict(at=T0 + timedelta(days=3), status="off-topic")
+    state = HistoryState(Reference(T0, "b", make_fp()), None, off_topic=True,
+                         names=("riverside rights", "حقوق النهر"), latest=T0 + timedelta(days=99))
+    assert store.put_verdict(v, state, make_fp())
+    got = store.get_state(v.history)
+    assert (got.off_topic, got.names) == (True, ("riverside rights", "حقوق النهر"))
+    assert got == state and got.latest == T0 + timedelta(days=3)  # the store's, not the one written
+    assert store.put_verdict(make_verdict(at=T0 + timedelta(days=1)))  # an earlier capture: latest stays
+    assert store.get_state(v.history).latest == T0 + timedelta(days=3)
+    assert store.get_state("unknown").latest is None
+
+
 def test_corrections_replace_stored_verdicts_in_the_same_transaction(store: BaselineStore) -> None:
     old = make_verdict(at=T0 + timedelta(days=2), status="off-topic")
     assert store.put_verdict(old, fingerprint=make_fp())
@@ -489,6 +505,21 @@ def test_real_engine_fingerprints_round_trip(gold_dir: Path, tmp_path: Path) -> 
             state_sizes.append(len(encode_state(s.get_state(f"h{i}"))))
     # The state a URL needs for scoring stays within 2 kB with the default engine settings.
     assert max(state_sizes) <= 2048, state_sizes
+
+
+def test_a_state_written_before_the_history_remembered_anything_still_reads() -> None:
+    """A format-2 state (the references alone, written by an earlier version) decodes with nothing
+    remembered; format 3 round-trips what is."""
+    from watcher.store.codec import decode_state
+
+    state = HistoryState(Reference(T0, "b", make_fp()), off_topic=True, names=("amnesty togo",))
+    blob = encode_state(state)
+    assert blob[0] == 3 and decode_state(blob) == state
+    old = bytes([2]) + blob[1:-len(b"\x01\x01\x0c\x00amnesty togo")]
+    got = decode_state(old)
+    assert got.baseline == state.baseline and (got.off_topic, got.names) == (False, ())
+    with pytest.raises(StoreError):
+        decode_state(blob[:-3])  # a name cut short is a damaged blob, never a wrong name
 
 
 def test_owed_alerts_are_recorded_with_their_verdict(store: BaselineStore) -> None:

@@ -19,10 +19,15 @@ still holds (see Watcher) and re-publishes changed verdicts as new versions.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import datetime
 
+from rapidfuzz.fuzz import token_set_ratio
+
 from .model import Capture, Fingerprint, Verdict, ts14, utc
+from .profiles import IDENTITY_TITLE
+from .text import normalise
 from .verdict import Decision, extraction_failed
 
 
@@ -74,10 +79,25 @@ class HistoryState:
     ``first-valid``), or the latest on-topic one (``rolling``).  ``pinned``:
     the configured pinned capture once seen; it is the baseline from its capture
     time on (captures before it keep ``baseline``).
+
+    What the ``collection`` profile remembers of the verdicts since the
+    baseline (:func:`remember`, a fold over them, so the stream can rebuild it
+    for a late capture from the verdicts it stored): ``off_topic``, the latest
+    judged capture was off topic (a capture with no content keeps it so);
+    ``names``, the titles (normalised) a site carried while judged on topic,
+    other than its baseline's, the newest last (a renamed or translated site
+    keeps its identity under its new name).
+
+    ``latest``: the newest capture time scored in the history, as the store
+    knows it (never written with the state; the stream reads it to tell a late
+    capture).  Batch folds in capture-time order and leaves it unset.
     """
 
     baseline: Reference | None = None
     pinned: Reference | None = None
+    off_topic: bool = False
+    names: tuple[str, ...] = ()
+    latest: datetime | None = field(default=None, compare=False)
 
     def reference_at(self, when: datetime) -> Reference | None:
         """The baseline in force for a capture taken at ``when``."""
@@ -151,3 +171,40 @@ def same_verdict(a: Verdict, b: Verdict) -> bool:
 
 def pinned_here(pins: dict[str, str] | None, history: str, cap: Capture) -> bool:
     return bool(pins) and pins is not None and pins.get(history) == ts14(cap.timestamp)
+
+
+# What a history remembers of its verdicts ---------------------------------------
+NAMES_KEPT = 2  # a site's newest names besides its baseline's: a rename, a second language
+NAME_MAX_BYTES = 64  # a name is cut to this much UTF-8 (a site's name fits; the state stays <= 2 kB per URL)
+
+
+def remember(state: HistoryState, v: Verdict, profile: str, site: bool) -> HistoryState:
+    """``state`` after ``v``, for what the ``collection`` profile remembers (:class:`HistoryState`):
+    the same object when nothing changes, so that an unchanged state is not written back.
+
+    Only verdicts judged against a baseline count (an error page before any baseline is no seed
+    state).  ``site``: the history's seed is a site (a home page, a section, a profile on a
+    platform), whose title names the organisation; a deep page's title names an article, and
+    its rules read the subject line instead (profiles.page_subject)."""
+    if profile != "collection" or v.baseline_time is None or v.status not in ("on-topic", "off-topic"):
+        return state
+    off = v.status == "off-topic"
+    names = state.names
+    ref = state.reference_at(v.capture_time)
+    if not off and site and v.change != "baseline" and v.title.strip() and ref is not None:
+        key = normalise(v.title).encode()[:NAME_MAX_BYTES].decode("utf-8", "ignore").strip()
+        base = ref.fingerprint.title_key
+        if key and key not in names and (not base or token_set_ratio(base, key) / 100.0 < IDENTITY_TITLE):
+            names = (*names, key)[-NAMES_KEPT:]
+    if off == state.off_topic and names == state.names:
+        return state
+    return dataclasses.replace(state, off_topic=off, names=names)
+
+
+def memory_of(state: HistoryState, verdicts: Iterable[Verdict], profile: str, site: bool) -> HistoryState:
+    """``state`` with what it remembers rebuilt from ``verdicts`` (any order; folded in capture-time
+    order, as batch scores them): the stream's view of the history at a late capture's time."""
+    out = dataclasses.replace(state, off_topic=False, names=())
+    for v in sorted(verdicts, key=lambda x: utc(x.capture_time)):
+        out = remember(out, v, profile, site)
+    return out

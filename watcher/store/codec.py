@@ -367,7 +367,7 @@ def decode_verdict(text: str | bytes) -> Verdict:
 
 # -- history state ------------------------------------------------------------
 
-STATE_FORMAT = 2
+STATE_FORMAT = 3  # 2: the references only; 3: and what the history remembers (off_topic, names)
 
 
 def _pack(data: bytes) -> bytes:
@@ -378,7 +378,9 @@ def encode_state(state: HistoryState) -> bytes:
     """Versioned bytes of a history's state: per reference (baseline, pinned)
     a flag, the capture time (microseconds since the epoch), the URI-M and the
     fingerprint blob, length-prefixed; no base64, so the bytes per URL are the
-    fingerprint's own."""
+    fingerprint's own.  Then what the history remembers: a flag byte
+    (off topic), the number of names and each name, length-prefixed UTF-8
+    (``latest`` is the store's, never written here)."""
     out = bytearray([STATE_FORMAT])
     for ref in (state.baseline, state.pinned):
         if ref is None:
@@ -388,6 +390,11 @@ def encode_state(state: HistoryState) -> bytes:
         out += struct.pack("<q", int(utc(ref.capture_time).timestamp() * 1_000_000))
         out += _pack((ref.uri_m or "").encode("utf-8")) + bytes([ref.uri_m is not None])
         out += _pack(encode_fingerprint(ref.fingerprint, keep_text=True, keep_shingles=True, max_terms=0))
+    names = state.names[:255]
+    out += bytes([state.off_topic, len(names)])
+    for name in names:
+        data = name.encode("utf-8")[:65_535]
+        out += struct.pack("<H", len(data)) + data
     return bytes(out)
 
 
@@ -399,9 +406,11 @@ def decode_state(b: bytes, capture_time: datetime | None = None, uri_m: str | No
         if capture_time is None:
             raise StoreError("format-1 baseline without its capture time", reason="store_codec")
         return HistoryState(Reference(utc(capture_time), uri_m, decode_fingerprint(b)))
-    if not b or b[0] != STATE_FORMAT:
+    if not b or b[0] not in (2, STATE_FORMAT):
         raise StoreError(f"unknown state format {b[:1]!r}", reason="store_codec")
     refs: list[Reference | None] = []
+    names: list[str] = []
+    off = False
     try:
         pos = 1
         for _ in range(2):
@@ -422,6 +431,15 @@ def decode_state(b: bytes, capture_time: datetime | None = None, uri_m: str | No
             pos += 4 + n
             when = datetime.fromtimestamp(micros / 1_000_000, tz=UTC)
             refs.append(Reference(when, u if has_u else None, fp))
+        if b[0] >= 3:  # format 2 remembered nothing: a state written by an earlier version starts afresh
+            off, count = bool(b[pos]), b[pos + 1]
+            pos += 2
+            for _ in range(count):
+                (n,) = struct.unpack_from("<H", b, pos)
+                if pos + 2 + n > len(b):
+                    raise IndexError("a name runs past the end")
+                names.append(b[pos + 2:pos + 2 + n].decode("utf-8"))
+                pos += 2 + n
     except (IndexError, struct.error, UnicodeDecodeError) as exc:
         raise StoreError(f"damaged state blob: {exc}", reason="store_codec") from exc
-    return HistoryState(refs[0], refs[1])
+    return HistoryState(refs[0], refs[1], off_topic=off, names=tuple(names))

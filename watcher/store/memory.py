@@ -9,6 +9,7 @@ works on the other; nothing survives the process.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import threading
 import time
 from collections import defaultdict
@@ -64,14 +65,16 @@ class MemoryStore:
                                   max_terms=self.max_terms)
 
     def _reduced(self, state: HistoryState) -> HistoryState:
-        refs = (None if r is None else Reference(utc(r.capture_time), r.uri_m, self._reduce(r.fingerprint))
-                for r in (state.baseline, state.pinned))
-        return HistoryState(*refs)
+        base, pin = (None if r is None else Reference(utc(r.capture_time), r.uri_m, self._reduce(r.fingerprint))
+                     for r in (state.baseline, state.pinned))
+        return dataclasses.replace(state, baseline=base, pinned=pin, latest=None)
 
     def get_state(self, history: str) -> HistoryState:
         with self._lock:
             self._check_open()
-            return self._states.get(history, HistoryState())
+            state = self._states.get(history, HistoryState())
+            latest = self._latest.get(history)
+            return state if latest is None else dataclasses.replace(state, latest=latest[0][0])
 
     def set_state(self, history: str, state: HistoryState) -> None:
         stored = self._reduced(state)
@@ -86,7 +89,7 @@ class MemoryStore:
     def set_baseline(self, baseline: StoredBaseline) -> None:
         state = self.get_state(baseline.history)
         ref = Reference(utc(baseline.capture_time), baseline.uri_m, baseline.fingerprint)
-        self.set_state(baseline.history, HistoryState(ref, state.pinned))
+        self.set_state(baseline.history, dataclasses.replace(state, baseline=ref))
 
     def has_verdict(self, verdict_id: str) -> bool:
         with self._lock:

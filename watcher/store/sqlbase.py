@@ -25,6 +25,7 @@ deadlock.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -190,13 +191,17 @@ class SQLStore(ABC):
     # -- state ----------------------------------------------------------------
 
     def get_state(self, history: str) -> HistoryState:
+        """The history's state, with the newest capture time scored (``latest``, from the ``latest``
+        row, read in the same statement)."""
         with self._read() as c:
             row = self._run(
-                c, "SELECT capture_time, uri_m, fingerprint FROM baselines WHERE history = ?", (self._key(history),)
+                c, "SELECT b.capture_time, b.uri_m, b.fingerprint, l.capture_time FROM baselines b "
+                "LEFT JOIN latest l ON l.history = b.history WHERE b.history = ?", (self._key(history),)
             ).fetchone()
         if row is None:
             return HistoryState()
-        return decode_state(bytes(row[2]), self._time_out(row[0]), row[1])
+        state = decode_state(bytes(row[2]), self._time_out(row[0]), row[1])
+        return state if row[3] is None else dataclasses.replace(state, latest=self._time_out(row[3]))
 
     def get_baseline(self, history: str) -> StoredBaseline | None:
         ref = self.get_state(history).baseline
@@ -209,9 +214,9 @@ class SQLStore(ABC):
                                   max_terms=self.max_terms)
 
     def _state_blob(self, state: HistoryState) -> tuple[bytes, Reference | None]:
-        reduced = HistoryState(
-            *(None if r is None else Reference(r.capture_time, r.uri_m, self._reduce(r.fingerprint))
-              for r in (state.baseline, state.pinned)))
+        base, pin = (None if r is None else Reference(r.capture_time, r.uri_m, self._reduce(r.fingerprint))
+                     for r in (state.baseline, state.pinned))
+        reduced = dataclasses.replace(state, baseline=base, pinned=pin, latest=None)
         return encode_state(reduced), state.baseline or state.pinned
 
     def _upsert_state(self, c: Any, history: str, state: HistoryState) -> None:
@@ -237,7 +242,7 @@ class SQLStore(ABC):
         """Set the baseline of ``baseline.history`` (the pinned reference, if any, is kept)."""
         state = self.get_state(baseline.history)
         ref = Reference(baseline.capture_time, baseline.uri_m, baseline.fingerprint)
-        self.set_state(baseline.history, HistoryState(ref, state.pinned))
+        self.set_state(baseline.history, dataclasses.replace(state, baseline=ref))
 
     # -- verdicts -------------------------------------------------------------
 
