@@ -34,13 +34,15 @@ def test_history_change_classes_and_reasons() -> None:
     changes = [v.change for v in r.verdicts]
     statuses = [v.status for v in r.verdicts]
     assert changes == ["baseline", "unchanged", "minor", "off-topic", "off-topic", "empty"]
-    assert statuses == ["on-topic", "on-topic", "on-topic", "off-topic", "off-topic", "empty"]
+    # the empty capture has no content to say the seed came back: it stays off topic (no alert: change "empty")
+    assert statuses == ["on-topic", "on-topic", "on-topic", "off-topic", "off-topic", "off-topic"]
+    assert "still off topic" in r.verdicts[5].reason and r.verdicts[5].checks == ("still_off",)
     assert "page kind parked" in r.verdicts[3].reason
     assert r.verdicts[3].page_kind == "parked"
     assert "tfintersection 0" in r.verdicts[4].reason or "site identity lost" in r.verdicts[4].reason
     assert r.behaviour == "Step Function On"
     assert r.first_drift == T0 + timedelta(days=90)
-    assert r.off_topic_share == 0.4
+    assert r.off_topic_share == 0.5
     # every verdict names its baseline and has a deterministic id
     assert all(v.baseline_time == T0 for v in r.verdicts)
     again = scan([cap(0, base), cap(1, base), cap(2, grown), cap(3, PARKED), cap(4, rewritten), cap(5, b"")])
@@ -56,8 +58,8 @@ def test_one_paragraph_replaced_is_drifted_not_off_topic() -> None:
 
 
 def test_revisit_without_payload_gets_the_verdict_of_the_payload_it_repeats() -> None:
-    # The verdict depends on (baseline, payload) only, so the stream, which cannot know an earlier
-    # capture's verdict when captures arrive out of order, says exactly what batch says.
+    # A revisit repeats its payload's verdict: the state it is scored against (the baseline, what the
+    # history remembers) is the same as the capture it repeats was scored against.
     base = textgen.html(BASE)
     other = textgen.html([*BASE[:3], textgen.paragraph("space", 200, 5)])
     revisit = cap(2, None, digest=payload_digest(other), is_revisit=True)

@@ -25,8 +25,17 @@ from . import measures as ms
 from .config import DEFAULT_VOTING, DoiConfig, EngineConfig
 from .fingerprint import fingerprint
 from .model import Behaviour, Capture, Fingerprint, HistoryResult, MeasureResult, Verdict, ts14, utc
-from .profiles import seed_kind
-from .step import HistoryState, Reference, make_verdict, pinned_here, read_differently, state_form, unfit_reason
+from .profiles import seed_kind, still_off_topic
+from .step import (
+    HistoryState,
+    Reference,
+    make_verdict,
+    pinned_here,
+    read_differently,
+    remember,
+    state_form,
+    unfit_reason,
+)
 from .verdict import Decision, decide, drift_score, extraction_failed, score_measures
 
 log = logging.getLogger(__name__)
@@ -82,17 +91,18 @@ class Engine:
                            main_content=self.config.extract.main_content_for(prof, deep))
 
     def compare(self, base: Fingerprint, cur: Fingerprint, seed_url: str = "", profile: str | None = None, *,
-                doi: str | None = None, expected_title: str | None = None
+                doi: str | None = None, expected_title: str | None = None, names: tuple[str, ...] = ()
                 ) -> tuple[dict[str, MeasureResult], Decision]:
         """Score ``cur`` against ``base``: every configured measure, then the profile's decision
-        (``doi``/``expected_title``: what a DOI check watches, for the ``doi`` profile)."""
+        (``doi``/``expected_title``: what a DOI check watches, for the ``doi`` profile; ``names``: the
+        other names the site was judged on topic under, for the ``collection`` profile)."""
         ctx = ms.Context()
         if not has_content(cur) or base.is_empty:
             results: dict[str, MeasureResult] = {}
         else:
             results = score_measures(base, cur, self.config, ctx)
         return results, decide(base, cur, results, self.config, seed_url, profile, doi=doi,
-                               expected_title=expected_title, doi_params=self.doi)
+                               expected_title=expected_title, doi_params=self.doi, names=names)
 
     def _state_form(self, fp: Fingerprint, profile: str, seed: str) -> Fingerprint:
         # the text profile aligns the baseline's words with the capture's (typos: textprofile.text); a
@@ -110,6 +120,12 @@ class Engine:
         """
         prof = profile or self.config.profile
         seed = seed_url or cap.url
+        verdict, after = self._step(history, state, cap, fp, seed, prof)
+        return verdict, remember(after, verdict, prof, seed_kind(seed) == "site")
+
+    def _step(self, history: str, state: HistoryState, cap: Capture, fp: Fingerprint, seed: str,
+              prof: str) -> tuple[Verdict, HistoryState]:
+        """:meth:`score_next` before the state remembers the verdict."""
         pol = self.config.baseline
         t = utc(cap.timestamp)
         if pol.policy == "pinned" and pinned_here(dict(pol.pinned), history, cap):
@@ -117,7 +133,7 @@ class Engine:
             if why is None:
                 d = Decision("on-topic", "baseline", "pinned baseline capture", 0.0)
                 pin = Reference(t, cap.uri_m, self._state_form(fp, prof, seed))
-                return make_verdict(history, cap, fp, pin, {}, d, prof, 0.0), HistoryState(state.baseline, pin)
+                return make_verdict(history, cap, fp, pin, {}, d, prof, 0.0), dataclasses.replace(state, pinned=pin)
             log.warning("pinned baseline %s of %s cannot be a baseline: %s", ts14(t), history, why)
         ref = state.reference_at(t)
         if ref is None or (pol.policy != "rolling" and state.pinned is None and state.baseline is not None
@@ -130,12 +146,17 @@ class Engine:
             d = Decision("on-topic", "baseline", f"baseline re-taken: the text is now read as {how}, the "
                          "stored baseline was not", 0.0)
             new = Reference(t, cap.uri_m, self._state_form(fp, prof, seed))
-            return make_verdict(history, cap, fp, new, {}, d, prof, 0.0), HistoryState(new, state.pinned)
-        results, d = self.compare(ref.fingerprint, fp, seed, prof, doi=cap.doi, expected_title=cap.expected_title)
+            return make_verdict(history, cap, fp, new, {}, d, prof, 0.0), dataclasses.replace(state, baseline=new)
+        site = seed_kind(seed) == "site"
+        results, d = self.compare(ref.fingerprint, fp, seed, prof, doi=cap.doi, expected_title=cap.expected_title,
+                                  names=state.names if site else ())
+        if prof == "collection" and state.off_topic and d.status == "empty":
+            d = still_off_topic(d)
         verdict = make_verdict(history, cap, fp, ref, dict(results), d, prof, drift_score(results, d))
         if (pol.policy == "rolling" and d.status == "on-topic" and unfit_reason(fp, pol.policy) is None
                 and ref is state.baseline and t > ref.capture_time):
-            return verdict, HistoryState(Reference(t, cap.uri_m, self._state_form(fp, prof, seed)), state.pinned)
+            rolled = Reference(t, cap.uri_m, self._state_form(fp, prof, seed))
+            return verdict, dataclasses.replace(state, baseline=rolled)
         return verdict, state
 
     def _first(self, history: str, state: HistoryState, cap: Capture, fp: Fingerprint,
@@ -151,7 +172,7 @@ class Engine:
         if why is None:
             d = Decision("on-topic", "baseline", "baseline capture", 0.0)
             ref = Reference(utc(cap.timestamp), cap.uri_m, self._state_form(fp, profile, seed))
-            return make_verdict(history, cap, fp, ref, {}, d, profile, 0.0), HistoryState(ref, state.pinned)
+            return make_verdict(history, cap, fp, ref, {}, d, profile, 0.0), dataclasses.replace(state, baseline=ref)
         if extraction_failed(fp):
             d = Decision("error", "error", fp.error or "extraction failed", 0.0)
         elif fp.is_empty:

@@ -97,7 +97,8 @@ def policy_flags(results: Mapping[str, MeasureResult], cfg: EngineConfig,
 
 def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResult], cfg: EngineConfig,
            seed_url: str = "", profile: str | None = None, *, doi: str | None = None,
-           expected_title: str | None = None, doi_params: DoiConfig | None = None) -> Decision:
+           expected_title: str | None = None, doi_params: DoiConfig | None = None, names: tuple[str, ...] = ()
+           ) -> Decision:
     """Overall status, change class and reason of one compared capture.
 
     The checks every profile shares come first (no content, same payload,
@@ -105,6 +106,8 @@ def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureRes
     answers its own question (watcher/profiles.py).  The ``doi`` profile
     answers all of it itself, against the watched ``doi`` and
     ``expected_title`` (the capture's) with the ``doi_params`` thresholds.
+    ``names``: the site's other names it was judged on topic under
+    (:func:`watcher.step.remember`), for the ``collection`` profile.
     """
     from . import profiles, textprofile
 
@@ -146,7 +149,7 @@ def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureRes
                         ("page_kind",))
     if prof == "text":
         return textprofile.text(base, cur, results, cfg, seed_url)
-    return profiles.collection(base, cur, results, cfg, seed_url)
+    return profiles.collection(base, cur, results, cfg, seed_url, names)
 
 
 def drift_score(results: Mapping[str, MeasureResult], d: Decision) -> float:

@@ -22,17 +22,20 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from datetime import datetime
 
 from .canonical import url_key
 from .engine import Engine
 from .errors import ExtractError
 from .fingerprint import failure_reason
 from .model import Capture, Fingerprint, Verdict, utc, verdict_id
-from .step import HistoryState, same_verdict
+from .profiles import seed_kind
+from .step import HistoryState, memory_of, same_verdict
 from .store.base import BaselineStore
 from .verdict import extraction_failed
 
 log = logging.getLogger(__name__)
+_ALL = 1_000_000  # every stored verdict of a history (the store keeps store.history_limit of them)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -97,11 +100,19 @@ class Watcher:
             fp = self._fingerprint(state, capture, prof, seed) if fingerprint is None else \
                 _readable(capture, fingerprint)
             started = time.perf_counter()
-            verdict, new_state = self.engine.score_next(history, state, capture, fp, seed, prof)
+            t = utc(capture.timestamp)
+            late = state.latest is not None and t < utc(state.latest)
+            # A late capture is scored against the history as it stood at its capture time: the
+            # baseline in force then, and what the verdicts before it left remembered.
+            prior = self._state_at(history, state, t, prof, seed) if late else state
+            verdict, new_state = self.engine.score_next(history, prior, capture, fp, seed, prof)
             corrections: tuple[Verdict, ...] = ()
             was: dict[str, str] = {}
-            if _moved_back(state, new_state):
-                corrections, new_state, was = self._rescore_after(history, capture, new_state, seed, prof)
+            if _moved_back(prior, new_state) or (late and _remembers(new_state) != _remembers(prior)):
+                corrections, new_state, was = self._rescore_after(history, capture, verdict, new_state, seed, prof)
+            elif late:  # what later captures were scored against is unchanged; the references may move on
+                new_state = state if (new_state.baseline, new_state.pinned) == (prior.baseline, prior.pinned) \
+                    else dataclasses.replace(state, baseline=new_state.baseline, pinned=new_state.pinned)
             self._timed("score", started)
             alerts = [verdict.verdict_id] if verdict.change in alert_on else []
             alerts += [v.verdict_id for v in corrections if v.change in alert_on and was.get(v.verdict_id) != v.change]
@@ -140,10 +151,21 @@ class Watcher:
             return cap.seed
         return cap.url
 
-    def _rescore_after(self, history: str, cap: Capture, state: HistoryState, seed: str,
+    def _profile(self, profile: str | None) -> str:
+        return profile or self.profile or self.engine.config.profile
+
+    def _state_at(self, history: str, state: HistoryState, t: datetime, profile: str | None,
+                  seed: str) -> HistoryState:
+        """``state`` as a capture taken at ``t`` sees it: what it remembers rebuilt from the stored
+        verdicts before ``t`` (the references answer for any time themselves: reference_at)."""
+        before = [v for v in self.store.recent_verdicts(history, _ALL) if utc(v.capture_time) < t]
+        return memory_of(state, before, self._profile(profile), seed_kind(seed) == "site")
+
+    def _rescore_after(self, history: str, cap: Capture, verdict: Verdict, state: HistoryState, seed: str,
                        profile: str | None) -> tuple[tuple[Verdict, ...], HistoryState, dict[str, str]]:
-        """Re-score the kept captures later than ``cap`` against the state it produced; return the
-        changed verdicts (new versions), the state after them, and the change each had before."""
+        """Re-score the kept captures later than ``cap`` (whose ``verdict`` produced ``state``) in
+        capture-time order; return the changed verdicts (new versions), the state after them, and the
+        change each had before."""
         t = utc(cap.timestamp)
         logged = self.store.logged(history)
         # A capture scored without a fetch (same payload as the baseline) was logged with the baseline's
@@ -160,12 +182,15 @@ class Watcher:
             if not same_verdict(v, old):
                 out.append(dataclasses.replace(v, version=old.version + 1))
         kept = {v.verdict_id for v, _ in later}
-        missing = [v for v in self.store.recent_verdicts(history, 1_000_000)
-                   if v.capture_time > t and v.verdict_id not in kept]
+        stored = self.store.recent_verdicts(history, _ALL)
+        missing = [v for v in stored if v.capture_time > t and v.verdict_id not in kept]
         if missing:
             self.uncorrectable += len(missing)
-            log.warning("%s: late capture %s changed the baseline; %d later verdicts are outside the re-scoring "
-                        "window and keep their old baseline", history, t.isoformat(), len(missing))
+            log.warning("%s: late capture %s changed the state; %d later verdicts are outside the re-scoring "
+                        "window and keep their old verdicts", history, t.isoformat(), len(missing))
+            # what the history remembers is rebuilt from every verdict, those kept as they were included
+            newest = {v.verdict_id: v for v in (*stored, verdict, *out)}
+            state = memory_of(state, newest.values(), self._profile(profile), seed_kind(seed) == "site")
         return tuple(out), state, was
 
 
@@ -178,6 +203,10 @@ def _readable(cap: Capture, fp: Fingerprint) -> Fingerprint:
 def _whole(fp: Fingerprint, whole: dict[str, Fingerprint]) -> Fingerprint:
     full = whole.get(fp.digest) if "shingles" not in fp.features else None
     return fp if full is None else dataclasses.replace(full, http_status=fp.http_status)
+
+
+def _remembers(state: HistoryState) -> tuple[bool, tuple[str, ...]]:
+    return state.off_topic, state.names
 
 
 def _moved_back(before: HistoryState, after: HistoryState) -> bool:
