@@ -2,7 +2,9 @@
 
 Why: at 10^9 URLs every byte of per-URL state is a gigabyte.  The state a
 history needs for scoring is its baseline in compact form (watcher.step.state_form):
-top content terms, a MinHash, a bottom-k shingle sample, counts, title.  This
+top content terms, a MinHash, a bottom-k shingle sample, counts, title; and what it
+remembers of its verdicts (off topic or not, up to two names of a renamed site).
+The state counted per URL is the largest the history holds at any capture.  This
 script folds the scoring step over every history of the shared gold collection
 (or over pages it makes itself when ../shared is absent) and prints the sizes
 the SQLite store writes: the state blob, a verdict row's JSON, and a logged
@@ -68,18 +70,22 @@ def main() -> None:
     logged_b: list[int] = []
     for history, caps in histories(gold):
         state = HistoryState()
+        peak = 0  # the largest state the history holds at any point (what it remembers comes and goes)
         for c in sorted(caps, key=lambda c: c.timestamp):
             fp = eng.fingerprint(c)
             v, state = eng.score_next(history, state, c, fp)
             verdict_b.append(len(encode_verdict(v).encode()))
             logged_b.append(len(encode_fingerprint(fp, keep_text=True, keep_shingles=True, max_terms=0)))
-        if state.baseline is not None:
-            state_b.append(len(encode_state(state)))
+            if state.baseline is not None:
+                peak = max(peak, len(encode_state(state)))
+        if peak:
+            state_b.append(peak)
     src = f"gold ({gold})" if gold else "generated pages"
     print(f"{src}: {len(state_b)} histories, {len(verdict_b)} captures")
     print("| what | median | p95 | max |")
     print("|---|--:|--:|--:|")
-    for name, xs in (("state per URL (baseline, compact)", state_b), ("stored verdict (JSON)", verdict_b),
+    for name, xs in (("state per URL (baseline and what it remembers, compact; its largest)", state_b),
+                     ("stored verdict (JSON)", verdict_b),
                      ("logged capture fingerprint (re-scoring window only)", logged_b)):
         print(f"| {name} | {int(statistics.median(xs))} B | {pct(xs, 0.95)} B | {max(xs)} B |")
     if tmp is not None:
