@@ -6,14 +6,17 @@ and ``compare`` is a two-capture history.  Because the step reads only the
 state built from earlier captures (the baseline, never an IDF over the whole
 history or anything later), a batch result is exactly what the stream says.
 
-The state is small on purpose (a baseline fingerprint in compact form, and the
-pinned one when a pin is configured): about 1.5 kB per URL.
+The state is small on purpose (a baseline fingerprint in compact form, the
+pinned one when a pin is configured, and what the history remembers of its
+verdicts: a flag and up to two names): about 1.7 kB per URL.
 
 Order: a capture that arrives late is scored against the baseline in force at
-its capture time.  Under ``first``/``first-valid`` the baseline is the earliest
-capture fit to be one, so a late capture earlier than the baseline becomes the
-new baseline when it is fit; the stream then re-scores the later captures it
-still holds (see Watcher) and re-publishes changed verdicts as new versions.
+its capture time and what the history remembered then.  Under
+``first``/``first-valid`` the baseline is the earliest capture fit to be one,
+so a late capture earlier than the baseline becomes the new baseline when it
+is fit; the stream then re-scores the later captures it still holds (see
+Watcher) and re-publishes changed verdicts as new versions, as it does when a
+late capture changes what the history remembers.
 """
 
 from __future__ import annotations

@@ -7,12 +7,16 @@ capture: the verdict id is derived from the canonical URL, capture time and
 digest, so a re-delivered event returns the stored verdict and changes nothing.
 
 Late captures.  A capture is scored against the baseline in force at its
-capture time, never a later one.  When a late capture changes the baseline of
-captures already scored (it is earlier than the baseline and fit to be one, or
-it is the configured pinned capture), those captures are re-scored from the
-fingerprints the store keeps for ``store.rescore_window_s`` and their changed
-verdicts are stored and returned as new versions (same id, version + 1), so
-the stream ends where a batch run over the same captures ends.
+capture time, never a later one, and against what the history remembered then
+(:func:`watcher.step.memory_of`, rebuilt from the verdicts stored before it;
+the store tells a late capture by the newest capture time it has scored).
+When a late capture changes what captures already scored were judged against
+(it is earlier than the baseline and fit to be one, it is the configured pinned
+capture, or it changes what the history remembers), those captures are
+re-scored in capture-time order from the fingerprints the store keeps for
+``store.rescore_window_s`` and their changed verdicts are stored and returned
+as new versions (same id, version + 1), so the stream ends where a batch run
+over the same captures ends.
 """
 
 from __future__ import annotations

@@ -72,7 +72,9 @@ class MemoryStore:
     def get_state(self, history: str) -> HistoryState:
         with self._lock:
             self._check_open()
-            state = self._states.get(history, HistoryState())
+            state = self._states.get(history)
+            if state is None:
+                return HistoryState()  # as the SQL stores: the newest capture time comes with a stored state
             latest = self._latest.get(history)
             return state if latest is None else dataclasses.replace(state, latest=latest[0][0])
 
