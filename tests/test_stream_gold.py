@@ -39,4 +39,5 @@ async def test_gold_shuffled_unkeyed_with_restarts_equals_batch(
         caps.append((f"http://gold-{r.id}.example.org/", r.date, path.read_bytes()))
         labels.append(r.label == 0)
     f1_batch, f1_stream = await stream_equals_batch(caps, labels, kafka_broker, kafka_names, tmp_path, seed=1068)
-    assert f1_stream == f1_batch and f1_batch > 0.6
+    # the bar for the shared collection, through the stream as well as batch (README, "Evaluation")
+    assert f1_stream == f1_batch and f1_batch >= 0.80, (f1_batch, f1_stream)
