@@ -359,7 +359,8 @@ def still_off_topic(d: Decision) -> Decision:
     judged off topic: the seed stays off topic.  Nothing in it says the seed came back, and a seed
     that went off topic mostly stays there (Step Function On is 8-11 % of the TimeMaps of the
     published collections, Step Function Off under 1 %).  Its change stays ``empty``: it raises no
-    alert of its own, and it does not break the off-topic run a crawl-stop recommendation counts."""
+    alert of its own, and the off-topic run a crawl-stop recommendation counts goes on through it
+    without counting it (watcher.recommend)."""
     return Decision("off-topic", d.change, f"{d.reason}; still off topic: the last capture judged was, and this "
                     "one has no content to say otherwise", 0.5, ("still_off",))
 

@@ -292,11 +292,17 @@ class Recommender:
             exhausted = len(recent) < limit or limit >= _MAX_LOOKBACK
             recent = _with_observed(recent, verdict, exhausted)
             run: list[Verdict] = []
+            broken = False
             for v in recent:
                 if v.status not in self.cfg.off_topic_statuses:
+                    broken = True
                     break
+                if v.change == "empty":
+                    # No content of its own, still off topic (profiles.still_off_topic): it neither
+                    # counts toward the run nor breaks it; the run counts captures judged off topic.
+                    continue
                 run.append(v)
-            complete = len(run) < len(recent) or exhausted
+            complete = broken or exhausted
             position = next((i for i, v in enumerate(run) if v.verdict_id == verdict.verdict_id), None)
             if complete or (position is not None and len(run) - 1 - position >= n):
                 return run, position
