@@ -120,11 +120,12 @@ class Engine:
         """
         prof = profile or self.config.profile
         seed = seed_url or cap.url
-        verdict, after = self._step(history, state, cap, fp, seed, prof)
-        return verdict, remember(after, verdict, prof, seed_kind(seed) == "site")
+        site = seed_kind(seed) == "site"
+        verdict, after = self._step(history, state, cap, fp, seed, prof, site)
+        return verdict, remember(after, verdict, prof, site)
 
     def _step(self, history: str, state: HistoryState, cap: Capture, fp: Fingerprint, seed: str,
-              prof: str) -> tuple[Verdict, HistoryState]:
+              prof: str, site: bool) -> tuple[Verdict, HistoryState]:
         """:meth:`score_next` before the state remembers the verdict."""
         pol = self.config.baseline
         t = utc(cap.timestamp)
@@ -147,7 +148,6 @@ class Engine:
                          "stored baseline was not", 0.0)
             new = Reference(t, cap.uri_m, self._state_form(fp, prof, seed))
             return make_verdict(history, cap, fp, new, {}, d, prof, 0.0), dataclasses.replace(state, baseline=new)
-        site = seed_kind(seed) == "site"
         results, d = self.compare(ref.fingerprint, fp, seed, prof, doi=cap.doi, expected_title=cap.expected_title,
                                   names=state.names if site else ())
         if prof == "collection" and state.off_topic and d.status == "empty":

@@ -194,14 +194,25 @@ def remember(state: HistoryState, v: Verdict, profile: str, site: bool) -> Histo
     off = v.status == "off-topic"
     names = state.names
     ref = state.reference_at(v.capture_time)
-    if not off and site and v.change != "baseline" and v.title.strip() and ref is not None:
+    if not off and site and v.change != "baseline" and v.title.strip() and ref is not None \
+            and _title_similarity(v, ref.fingerprint) < IDENTITY_TITLE:
         key = normalise(v.title).encode()[:NAME_MAX_BYTES].decode("utf-8", "ignore").strip()
-        base = ref.fingerprint.title_key
-        if key and key not in names and (not base or token_set_ratio(base, key) / 100.0 < IDENTITY_TITLE):
+        if key and key not in names:
             names = (*names, key)[-NAMES_KEPT:]
     if off == state.off_topic and names == state.names:
         return state
     return dataclasses.replace(state, off_topic=off, names=names)
+
+
+def _title_similarity(v: Verdict, base: Fingerprint) -> float:
+    """The verdict's ``title`` measure (its title against the baseline's), scored already when the
+    measure is configured (it is reported by default); computed only where it is not."""
+    scored = v.measures.get("title")
+    if scored is not None and scored.score is not None:
+        return scored.score
+    if not base.title_key:
+        return 0.0
+    return token_set_ratio(base.title_key, normalise(v.title)) / 100.0
 
 
 def memory_of(state: HistoryState, verdicts: Iterable[Verdict], profile: str, site: bool) -> HistoryState:

@@ -108,12 +108,14 @@ class Watcher:
             late = state.latest is not None and t < utc(state.latest)
             # A late capture is scored against the history as it stood at its capture time: the
             # baseline in force then, and what the verdicts before it left remembered.
-            prior = self._state_at(history, state, t, prof, seed) if late else state
+            kept = self.store.recent_verdicts(history, _ALL) if late else None
+            prior = self._state_at(state, kept or [], t, prof, seed) if late else state
             verdict, new_state = self.engine.score_next(history, prior, capture, fp, seed, prof)
             corrections: tuple[Verdict, ...] = ()
             was: dict[str, str] = {}
             if _moved_back(prior, new_state) or (late and _remembers(new_state) != _remembers(prior)):
-                corrections, new_state, was = self._rescore_after(history, capture, verdict, new_state, seed, prof)
+                corrections, new_state, was = self._rescore_after(history, capture, verdict, new_state, seed, prof,
+                                                                  kept)
             elif late:  # what later captures were scored against is unchanged; the references may move on
                 new_state = state if (new_state.baseline, new_state.pinned) == (prior.baseline, prior.pinned) \
                     else dataclasses.replace(state, baseline=new_state.baseline, pinned=new_state.pinned)
@@ -158,18 +160,19 @@ class Watcher:
     def _profile(self, profile: str | None) -> str:
         return profile or self.profile or self.engine.config.profile
 
-    def _state_at(self, history: str, state: HistoryState, t: datetime, profile: str | None,
+    def _state_at(self, state: HistoryState, stored: list[Verdict], t: datetime, profile: str | None,
                   seed: str) -> HistoryState:
-        """``state`` as a capture taken at ``t`` sees it: what it remembers rebuilt from the stored
-        verdicts before ``t`` (the references answer for any time themselves: reference_at)."""
-        before = [v for v in self.store.recent_verdicts(history, _ALL) if utc(v.capture_time) < t]
+        """``state`` as a capture taken at ``t`` sees it: what it remembers rebuilt from the history's
+        ``stored`` verdicts before ``t`` (the references answer for any time themselves: reference_at)."""
+        before = [v for v in stored if utc(v.capture_time) < t]
         return memory_of(state, before, self._profile(profile), seed_kind(seed) == "site")
 
     def _rescore_after(self, history: str, cap: Capture, verdict: Verdict, state: HistoryState, seed: str,
-                       profile: str | None) -> tuple[tuple[Verdict, ...], HistoryState, dict[str, str]]:
+                       profile: str | None, stored: list[Verdict] | None = None
+                       ) -> tuple[tuple[Verdict, ...], HistoryState, dict[str, str]]:
         """Re-score the kept captures later than ``cap`` (whose ``verdict`` produced ``state``) in
         capture-time order; return the changed verdicts (new versions), the state after them, and the
-        change each had before."""
+        change each had before.  ``stored``: the history's stored verdicts, when the caller read them."""
         t = utc(cap.timestamp)
         logged = self.store.logged(history)
         # A capture scored without a fetch (same payload as the baseline) was logged with the baseline's
@@ -186,7 +189,7 @@ class Watcher:
             if not same_verdict(v, old):
                 out.append(dataclasses.replace(v, version=old.version + 1))
         kept = {v.verdict_id for v, _ in later}
-        stored = self.store.recent_verdicts(history, _ALL)
+        stored = self.store.recent_verdicts(history, _ALL) if stored is None else stored
         missing = [v for v in stored if v.capture_time > t and v.verdict_id not in kept]
         if missing:
             self.uncorrectable += len(missing)
