@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 
+from .confbase import Frozen
 from .config_problems import FieldProblemError, describe
 from .config_problems import line as problem_line
 from .errors import ConfigError
@@ -35,9 +36,7 @@ ENV_PREFIX = "DRIFTLINE__"
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config.yaml"
 
 
-class _Frozen(BaseModel):
-    # Numbers given where text is expected (an env var "DRIFTLINE__KAFKA__CLIENT_ID=42", parsed as YAML) are text.
-    model_config = ConfigDict(frozen=True, extra="forbid", coerce_numbers_to_str=True)
+_Frozen = Frozen
 
 
 class CanonicalConfig(_Frozen):
