@@ -287,12 +287,17 @@ def config_reference(path: Path) -> str:
         "is refused at start-up in one line that names the key.",
         "",
     ]
-    hidden: list[list[str]] = []  # mappings that are values, not sections: their keys are not rows
+    hidden: dict[tuple[str, ...], int] = {}  # mappings that are values, not sections -> their row in lines
     for entry in entries:
         p = entry["path"]
-        if any(p[:len(h)] == h for h in hidden):
-            continue
+        owner = next((h for h in hidden if tuple(p[:len(h)]) == h), None)
         comment = _cell(" ".join(entry["comment"]))
+        if owner is not None:
+            # A key inside a mapping value (a topic, a profile): its comment joins the mapping's row.
+            if comment:
+                row = hidden[owner]
+                lines[row] = lines[row][:-2] + f"; `{'.'.join(p[len(owner):])}`: {comment} |"
+            continue
         if len(p) == 1:
             section = _is_section(p)
             lines += ["", f"## `{p[0]}`", ""]
@@ -308,7 +313,7 @@ def config_reference(path: Path) -> str:
             continue
         value = _lookup(data, p)
         if isinstance(value, dict):
-            hidden.append(p)
+            hidden[tuple(p)] = len(lines)
         lines.append(f"| `{'.'.join(p)}` | {_default(value)} | {comment} |")
     return "\n".join(lines) + "\n"
 
