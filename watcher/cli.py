@@ -305,6 +305,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .doi.cli import register as register_doi
 
     register_doi(sub)
+    from consumers import feedcmd, tailcmd  # Kafka clients: wired here, as 'run' is
+
+    for command in (feedcmd, tailcmd):
+        command.add_parser(sub)
     return p
 
 
