@@ -35,6 +35,7 @@ from .http import FetchResult, HttpFetcher
 from .netguard import AddressPolicy
 from .render import RenderPool, count_scripts, quick_word_count, rendered_capture, wants_render
 from .replay import WAYBACK, build_replay_uri, is_archived_response, raw_replay_uri
+from .revisit import RevisitFinder
 from .warc import RecordExtent, WarcPayload, find_warc, parse_record, read_record_bytes, safe_warc_name
 
 log = logging.getLogger(__name__)
@@ -84,6 +85,7 @@ class Acquirer:
         self.archive_fetcher = HttpFetcher(live, self.archive_policy, per_host_delay_s=0.0,
                                            max_decompress_ratio=ratio)
         self.warc_indexes = WarcIndexCache(cfg, cfg.render.archive_index_files)
+        self.revisits = RevisitFinder(cfg)
 
     async def __aenter__(self) -> Acquirer:
         return self
@@ -188,7 +190,15 @@ class Acquirer:
             data = await asyncio.to_thread(
                 read_record_bytes, path, event.warc_offset, event.warc_length, self.acfg.warc_max_bytes
             )
-            record = await asyncio.to_thread(parse_record, data, self.acfg.live.max_bytes)
+            try:
+                record = await asyncio.to_thread(parse_record, data, self.acfg.live.max_bytes)
+            except AcquireError as exc:
+                if exc.reason != "warc_revisit":
+                    raise
+                # No payload of its own: the original's, from the WARC, whether or not it was scored yet.
+                found = await asyncio.to_thread(self.revisits.find, path, data)
+                return event.to_capture(found.content, found.content_type, found.status, found.headers,
+                                        source="warc", digest=event.digest or found.digest)
         finally:
             self._timed("warc", started)
         capture = self._warc_capture(event, record, "warc")
