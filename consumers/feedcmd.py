@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from watcher.broker import BrokerError
 from watcher.config import Config
 from watcher.errors import ConfigError, InputError
 from watcher.feed import FEED_AS, FeedBuilder, FeedMessage, LogFollower
@@ -110,6 +111,7 @@ async def feed(cfg: Config, inputs: list[str], *, fmt: str, topic: str | None, r
                follow: bool, stop: asyncio.Event | None = None, poll_s: float = 0.5) -> FeedBuilder:
     """Send ``inputs`` (then, with ``follow``, what is appended to the crawl.logs among them) to the topic."""
     from aiokafka import AIOKafkaProducer
+    from aiokafka.errors import KafkaError
 
     builder = FeedBuilder(cfg, fmt, warn=lambda line: print(f"driftline feed: warning: {line}", file=sys.stderr))
     kinds = {path: builder.kind(path) for path in inputs}  # an unusable input fails before anything is sent
@@ -123,25 +125,38 @@ async def feed(cfg: Config, inputs: list[str], *, fmt: str, topic: str | None, r
     await producer.start()
     pacer = _Pacer(rate)
     try:
-        followers = [LogFollower(p, from_start=False) for p in logs] if follow else []
-        # Followers open before the files are read: a line appended meanwhile is sent once, by the follower.
-        await _send_all(producer, target, builder.messages(inputs), pacer)
-        if followers:
-            stop = stop or asyncio.Event()
-            try:
-                while not stop.is_set():
-                    for path, follower in zip(logs, followers, strict=True):
-                        lines = follower.read()
-                        if lines:
-                            await _send_all(producer, target, builder.lines(lines, path), pacer)
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(stop.wait(), poll_s)
-            finally:
-                for follower in followers:
-                    follower.close()
+        await _feed_into(producer, builder, inputs, logs if follow else [], target, pacer, stop, poll_s)
+    except KafkaError as exc:
+        raise BrokerError(f"sending to {target} on {bootstrap} failed: {exc}", reason="broker") from None
     finally:
         await producer.stop()
     return builder
+
+
+async def _feed_into(producer: Any, builder: FeedBuilder, inputs: list[str], logs: list[str], target: str,
+                     pacer: _Pacer, stop: asyncio.Event | None, poll_s: float) -> None:
+    """The files, then (``logs``: the crawl.logs to follow) their new lines until ``stop`` is set.
+
+    A followed log is read by its follower from its first line, so a line appended while the other
+    inputs are sent is sent once, and a partly written last line waits for its newline."""
+    await _send_all(producer, target, builder.messages([p for p in inputs if p not in logs]), pacer)
+    if not logs:
+        return
+    stop = stop or asyncio.Event()
+    followers = [LogFollower(p, from_start=True) for p in logs]
+    try:
+        while True:
+            for path, follower in zip(logs, followers, strict=True):
+                lines = follower.read()
+                if lines:
+                    await _send_all(producer, target, builder.lines(lines, path), pacer)
+            if stop.is_set():
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), poll_s)
+    finally:
+        for follower in followers:
+            follower.close()
 
 
 async def _main(args: argparse.Namespace, cfg: Config) -> FeedBuilder:

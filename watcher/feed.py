@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .config import Config
@@ -37,9 +37,10 @@ from .errors import EventError, InputError
 from .events import parse_crawl_log_line, parse_heritrix_kafka
 from .events.fields import opt_int
 from .model import utc
-from .sources.detect import detect_input, open_text, peek
-from .sources.index import IndexEntry, index_archive, index_cdx
-from .sources.warc import RecordLoader, RevisitResolver
+
+if TYPE_CHECKING:  # the readers are imported when used: `driftline --help` does not load them
+    from .sources.index import IndexEntry
+    from .sources.warc import RecordLoader, RevisitResolver
 
 log = logging.getLogger(__name__)
 
@@ -201,6 +202,8 @@ def render(msg: dict[str, Any], fmt: str, line: str | None = None) -> bytes:
 
 def is_crawl_log(path: str) -> bool:
     """Whether the first non-blank line of ``path`` is a crawl.log line."""
+    from .sources.detect import peek
+
     text = peek(Path(path)).decode("utf-8", errors="replace")
     for line in text.splitlines():
         if line.strip():
@@ -232,6 +235,8 @@ class FeedBuilder:
 
     def kind(self, path: str) -> str:
         """``warc``, ``arc``, ``cdx``, ``cdxj`` or ``crawl-log``; :class:`InputError` for anything else."""
+        from .sources.detect import detect_input
+
         if Path(path).is_dir():
             raise InputError(f"{path}: a directory; pass its files (e.g. {path.rstrip('/')}/*.warc.gz)",
                              reason="usage")
@@ -244,6 +249,8 @@ class FeedBuilder:
 
     def messages(self, paths: Iterable[str]) -> Iterator[FeedMessage]:
         """Every message of ``paths``, file by file, in file order."""
+        from .sources.detect import open_text
+
         for path in paths:
             kind = self.kind(path)
             if kind == "crawl-log":
@@ -267,6 +274,9 @@ class FeedBuilder:
             yield self._emit(msg, line)
 
     def _archive(self, path: str, kind: str) -> Iterator[FeedMessage]:
+        from .sources.index import index_archive, index_cdx
+        from .sources.warc import RecordLoader, RevisitResolver
+
         if kind in ("warc", "arc"):
             entries = list(index_archive(path, self.cfg, source=kind))
         else:
