@@ -148,7 +148,6 @@ async def test_warc_errors(warc: tuple[Path, dict[str, Rec]]) -> None:
     path, recs = warc
     async with Acquirer(make_cfg(warc_dirs=(str(path.parent),), order=("warc",))) as acq:
         cases = {
-            "warc_revisit": warc_event(path, recs["revisit"], with_length=False),
             "warc_wrong_record": warc_event(path, recs["req0"], with_length=True),
             "warc_missing": event(warc_filename="ABSENT.warc.gz", warc_offset=0),
             "bad_warc_name": event(warc_filename="../" + path.name, warc_offset=0),
@@ -159,6 +158,9 @@ async def test_warc_errors(warc: tuple[Path, dict[str, Rec]]) -> None:
             with pytest.raises(AcquireError) as err:
                 await acq.get(ev)
             assert err.value.reason == reason, (reason, str(err.value))
+        # a revisit has no payload of its own: its original's, found in the same WARC by its references
+        cap = await acq.get(warc_event(path, recs["revisit"], with_length=False))
+        assert cap.content == recs["resp0"].body and cap.source == "warc"
         beyond = event(warc_filename=path.name, warc_offset=path.stat().st_size + 10)
         with pytest.raises(AcquireError) as err:
             await acq.get(beyond)
@@ -287,10 +289,15 @@ async def test_real_iana_warc_by_cdxj_offsets(shared_data: Path) -> None:
                     cap = await acq.get(ev)
                     assert cap.source == source
                     assert payload_digest(cap.content or b"") == "sha1:" + row["digest"], row["url"]
-                with pytest.raises(AcquireError) as err:
-                    r = revisits[0]
-                    await acq.get(event(r["url"], warc_filename=r["filename"], warc_offset=int(r["offset"])))
-                assert err.value.reason == "warc_revisit"
+                r = revisits[0]
+                rev = event(r["url"], warc_filename=r["filename"], warc_offset=int(r["offset"]))
+                if source == "warc":  # the original, found in the same WARC: the payload the revisit repeats
+                    cap = await acq.get(rev)
+                    assert payload_digest(cap.content or b"") == "sha1:" + r["digest"], r["url"]
+                else:  # over HTTP the original is not searched for
+                    with pytest.raises(AcquireError) as err:
+                        await acq.get(rev)
+                    assert err.value.reason == "warc_revisit"
 
 
 # -- replay ---------------------------------------------------------------------------
@@ -371,13 +378,22 @@ async def test_event_replay_uri_on_unconfigured_host_is_guarded(wayback: tuple[s
 async def test_sources_fall_through_in_order(
     warc: tuple[Path, dict[str, Rec]], wayback: tuple[str, list[str]], tmp_path: Path
 ) -> None:
-    path, recs = warc
+    path, _ = warc
     base, _ = wayback
     seen: list[str] = []
-    cfg = make_cfg(warc_dirs=(str(path.parent),), replay_base=base, order=("warc", "replay"))
+    # a revisit whose original is in none of the WARCs searched (its own, its folder's)
+    orphans = tmp_path / "orphans"
+    orphans.mkdir()
+    with (orphans / "ORPHAN.warc.gz").open("wb") as fh:
+        writer = WARCWriter(fh, gzip=True)
+        writer.write_record(writer.create_revisit_record(
+            "http://example.org/page0", digest="sha1:" + "B" * 32, refers_to_uri="http://example.org/page0",
+            refers_to_date="2023-01-01T00:00:00Z"))
+    orphan = Rec("http://example.org/page0", 0, (orphans / "ORPHAN.warc.gz").stat().st_size, b"")
+    cfg = make_cfg(warc_dirs=(str(path.parent), str(orphans)), replay_base=base, order=("warc", "replay"))
     async with Acquirer(cfg, on_fetch=lambda s, t: seen.append(s)) as acq:
-        # the revisit record has no payload: the raw replay provides it
-        ev = warc_event(path, recs["revisit"], with_length=False, digest="sha1:" + "A" * 32)
+        # the revisit record has no payload and its original is nowhere: the raw replay provides it
+        ev = warc_event(orphans / "ORPHAN.warc.gz", orphan, with_length=False, digest="sha1:" + "A" * 32)
         cap = await acq.get(ev)
         assert cap.source == "replay" and cap.digest == "sha1:" + "A" * 32
         assert seen == ["warc", "replay"]
