@@ -102,9 +102,14 @@ def _render(value: bytes | None, fmt: str) -> str:
     return text_line(obj)
 
 
-async def _caught_up(consumer: Any, ends: dict[Any, int]) -> bool:
+async def _caught_up(consumer: Any, ends: dict[Any, int], timeout_s: float = 30.0) -> bool:
+    """Every partition read up to the end offset seen at start (a position the broker does not give
+    within ``timeout_s`` counts as not yet: aiokafka's ``position()`` alone would wait without a limit)."""
     for tp, end in ends.items():
-        if await consumer.position(tp) < end:
+        try:
+            if await asyncio.wait_for(consumer.position(tp), timeout_s) < end:
+                return False
+        except TimeoutError:
             return False
     return True
 
