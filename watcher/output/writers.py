@@ -38,7 +38,7 @@ from .common import (
 log = logging.getLogger(__name__)
 
 CSV_FIELDS = ("history", "url", "uri_m", "capture_time", "baseline_time", "measure", "score", "threshold",
-              "status", "overall_status", "change", "page_kind")
+              "status", "overall_status", "change", "page_kind", "reason")
 
 
 class OutputError(DriftlineError):
@@ -99,7 +99,8 @@ def write_jsonl(results: Iterable[HistoryResult], out: TextIO, cfg: Config,
 def write_csv(results: Iterable[HistoryResult], out: TextIO, cfg: Config,
               uri_t: Mapping[str, str] | None = None) -> int:
     """One row per capture and measure (a capture without measures -- a
-    baseline with no score, an empty capture -- still gets one row)."""
+    baseline with no score, an empty capture -- still gets one row).  Each row
+    ends with the verdict's reason: a spreadsheet reader sees why, not only what."""
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_FIELDS)
     n = 0
@@ -108,7 +109,7 @@ def write_csv(results: Iterable[HistoryResult], out: TextIO, cfg: Config,
         for v in result.verdicts:
             common = [result.history, v.url, unique_key(uri_m_of(v), used_m), iso(v.capture_time),
                       iso(v.baseline_time) or ""]
-            tail = [v.status, v.change, v.page_kind or ""]
+            tail = [v.status, v.change, v.page_kind or "", v.reason]
             if not v.measures:
                 writer.writerow([*common, "", "", "", "", *tail])
             for name, m in v.measures.items():
