@@ -11,6 +11,10 @@ class DoiMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         r = self.registry = registry or CollectorRegistry()
         self.checks = Counter("driftline_doi_checks", "DOI checks, per outcome.", ["outcome"], registry=r)
+        from .resolve import OUTCOMES
+
+        for outcome in OUTCOMES:  # every outcome exported at 0, so a rate() or an alert sees it from the start
+            self.checks.labels(outcome=outcome)
         self.changes = Counter("driftline_doi_changes", "DOI checks, per change class of the doi profile.",
                                ["change"], registry=r)
         self.resolution = Histogram("driftline_doi_resolution_seconds", "Time to resolve a DOI to its landing page.",
