@@ -214,6 +214,8 @@ _RUN_EXAMPLES = """examples:
   DRIFTLINE__KAFKA__BOOTSTRAP_SERVERS=kafka:9092 driftline run
   DRIFTLINE__METRICS__PORT=9400 driftline run         another metrics port
   driftline -c my.yaml run --once                     exit when the input topics are drained
+exit status: 0 after SIGTERM or a drained --once, 130 after Ctrl-C (SIGINT), 2 when it cannot start;
+  either signal first finishes and commits the work in flight
 """
 _DEMO_EXAMPLES = """examples:
   driftline demo           run the sample crawl, then serve /metrics until Ctrl-C
