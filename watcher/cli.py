@@ -200,7 +200,13 @@ _SCAN_EXAMPLES = """examples:
   driftline scan https://web.archive.org/web/timemap/link/http://example.org/ -f jsonl -o out.jsonl
   driftline scan gold/ -tm cosine=0.12,wordcount=-0.70 --policy k-of-n:2 -j 4
 """
-_EVAL_EXAMPLES = """examples:
+_EVAL_EXAMPLES = """labels file: tab-separated, a header row naming the columns id, date, uri, label (any order):
+  id     the TimeMap (history) the capture belongs to
+  date   the capture time, 14 digits (YYYYMMDDhhmmss)
+  uri    the memento's URI-M; an original URL is matched by (URL, date), with a warning
+  label  1 = on topic, 0 = off topic (as in the published off-topic gold standards);
+         off topic is the positive class of precision, recall and F1
+examples:
   driftline eval labels.tsv results.json     score a scan's result against labels
   driftline eval gold/                       scan a gold directory, then score it
 """
