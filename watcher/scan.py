@@ -97,7 +97,7 @@ def scan(inputs: Sequence[str], cfg: Config, out: str | None, fmt: str | None = 
 
     it = iter_histories(inputs, cfg)
     counts = {"histories": 0, "captures": 0, "off-topic": 0, "empty": 0, "error": 0, "unreadable captures": 0,
-              "unreadable inputs": 0}
+              "unreadable inputs": 0, "skipped non-documents": 0}
 
     def counted(results: Iterable[HistoryResult]) -> Iterator[HistoryResult]:
         for r in results:
@@ -114,4 +114,6 @@ def scan(inputs: Sequence[str], cfg: Config, out: str | None, fmt: str | None = 
     results = _progress(counted(score_histories(it, cfg, workers)), cfg.scan.progress, it)
     write_results(results, out, fmt or cfg.scan.format, cfg, it.uri_t)
     counts["unreadable inputs"] = len(it.unreadable)
+    # stylesheets, scripts, images in the archives: not scored (events.document_mimetypes), as in the stream
+    counts["skipped non-documents"] = sum(it.skipped.values())
     return counts
