@@ -375,7 +375,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (``driftline compare A B --json | head``): not an error worth a word.
         _quiet_stdout()
         return 141
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # the line says what was kept (a scan's finished histories), if anything
+        print(f"driftline: {str(exc) or 'interrupted'}", file=sys.stderr)
         return 130
     except OSError as exc:  # a file or socket the command needed, named by the error itself
         print(f"driftline: error: {exc}", file=sys.stderr)
