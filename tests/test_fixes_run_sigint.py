@@ -67,3 +67,24 @@ def test_run_help_states_the_exit_status() -> None:
     done = subprocess.run([sys.executable, "-m", "watcher.cli", "run", "--help"], capture_output=True, text=True,
                           timeout=60, cwd=Path(__file__).resolve().parent.parent)
     assert "130 after Ctrl-C (SIGINT)" in done.stdout and "0 after SIGTERM" in done.stdout
+
+
+def test_ctrl_c_on_doi_run_exits_130(tmp_path: Path) -> None:
+    status_port = free_port()
+    env = _run_env(tmp_path, "", free_port())
+    del env["DRIFTLINE__KAFKA__BOOTSTRAP_SERVERS"], env["DRIFTLINE__KAFKA__EMBEDDED_BROKER"]
+    env.update({"DRIFTLINE__KAFKA__EMBEDDED_PORT": str(free_port()), "DRIFTLINE__DOI__STATUS_PORT": str(status_port),
+                "DRIFTLINE__DOI__WARC_DIR": str(tmp_path / "warcs")})
+    log = tmp_path / "stderr.txt"
+    with log.open("w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "watcher.cli", "doi", "run"], cwd=tmp_path,
+                                stdout=subprocess.DEVNULL, stderr=err, env=env)
+    try:
+        _started(proc, f"http://127.0.0.1:{status_port}/doi/status", log, 90)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 130, log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "Traceback" not in log.read_text()
