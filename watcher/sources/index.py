@@ -13,6 +13,7 @@ indexed.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -220,6 +221,7 @@ def _cdx_fields(header: str) -> list[str]:
     return letters
 
 
+@functools.lru_cache(maxsize=4096)  # an index names few files in many rows: look each up once
 def _resolve(index_path: Path, filename: str, warc_dirs: tuple[str, ...] = ()) -> str:
     """Where the archive a CDX row names is: an absolute path as given; else beside the index,
     then under each of ``warc_dirs`` (``acquire.warc_dirs``, ``scan --warc-dir``), by the
