@@ -54,5 +54,6 @@ def test_outcome_and_failure_labels_are_pre_registered() -> None:
     doi = generate_latest(DoiMetrics().registry).decode()
     assert 'driftline_doi_checks_total{outcome="dns_error"} 0.0' in doi
     assert 'driftline_doi_checks_total{outcome="server_error"} 0.0' in doi
+    assert 'driftline_doi_alerts_total{kind="dns_error"} 0.0' in doi
     stream = generate_latest(Metrics(process_metrics=False).registry).decode()
     assert 'driftline_events_failed_total{reason="dns"} 0.0' in stream

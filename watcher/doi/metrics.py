@@ -11,10 +11,6 @@ class DoiMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         r = self.registry = registry or CollectorRegistry()
         self.checks = Counter("driftline_doi_checks", "DOI checks, per outcome.", ["outcome"], registry=r)
-        from .resolve import OUTCOMES
-
-        for outcome in OUTCOMES:  # every outcome exported at 0, so a rate() or an alert sees it from the start
-            self.checks.labels(outcome=outcome)
         self.changes = Counter("driftline_doi_changes", "DOI checks, per change class of the doi profile.",
                                ["change"], registry=r)
         self.resolution = Histogram("driftline_doi_resolution_seconds", "Time to resolve a DOI to its landing page.",
@@ -24,3 +20,11 @@ class DoiMetrics:
                              registry=r)
         self.blocked = Gauge("driftline_doi_blocked", "DOIs whose latest check is blocked.", registry=r)
         self.watched = Gauge("driftline_doi_watched", "DOIs watched.", registry=r)
+        from .registry import FAILURE_OUTCOMES
+        from .resolve import OUTCOMES
+
+        # every outcome and failure kind exported at 0, so a rate() or an alert rule sees it from the start
+        for outcome in OUTCOMES:
+            self.checks.labels(outcome=outcome)
+        for kind in sorted(FAILURE_OUTCOMES):
+            self.alerts.labels(kind=kind)
