@@ -4,7 +4,10 @@ Public entry points:
 
 * :func:`run` ``(cfg, *, once=False) -> int``: what the CLI calls; runs until
   SIGTERM/SIGINT (or, with ``once``, until every input is processed) and
-  returns the exit code.
+  returns the exit code: 0 after SIGTERM or a drained ``--once`` (the
+  orchestrator's normal stop), 130 after SIGINT (Ctrl-C, as shells expect
+  of an interrupted command), 2 when it cannot start.  Both signals take
+  the same graceful path (in-flight work finished and committed).
 * :class:`ConsumerApp`: the same app for in-process use (the demo, tests):
   ``async with ConsumerApp(cfg) as app: ...``; ``app.bootstrap_servers`` is
   where to produce events and read results (see :mod:`consumers.client`).
@@ -358,14 +361,26 @@ class ConsumerApp:
             await asyncio.sleep(15.0)
 
 
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: what a shell expects of a command stopped by Ctrl-C
+
+
 async def serve(cfg: Config, *, once: bool = False, stop: asyncio.Event | None = None) -> int:
-    """Run the app until ``stop`` is set, SIGTERM/SIGINT arrives, or (``once``) all input is done."""
+    """Run the app until ``stop`` is set, SIGTERM/SIGINT arrives, or (``once``) all input is done.
+
+    Returns 0, or :data:`EXIT_INTERRUPTED` when SIGINT stopped it (after the same graceful stop).
+    """
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     installed: list[signal.Signals] = []
+    received: list[signal.Signals] = []
+
+    def on_signal(sig: signal.Signals) -> None:
+        received.append(sig)
+        stop.set()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
         try:
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, on_signal, sig)
             installed.append(sig)
         except (NotImplementedError, RuntimeError):  # not the main thread
             pass
@@ -381,7 +396,7 @@ async def serve(cfg: Config, *, once: bool = False, stop: asyncio.Event | None =
             with contextlib.suppress(asyncio.CancelledError):
                 await starting
             log.info("stopped while waiting for Kafka")
-            return 0
+            return EXIT_INTERRUPTED if signal.SIGINT in received else 0
         starting.result()
         if once:
             waiter = asyncio.create_task(app.wait_caught_up())
@@ -396,7 +411,7 @@ async def serve(cfg: Config, *, once: bool = False, stop: asyncio.Event | None =
         await app.stop()
         for sig in installed:
             loop.remove_signal_handler(sig)
-    return 0
+    return EXIT_INTERRUPTED if signal.SIGINT in received else 0
 
 
 def run(cfg: Config, *, once: bool = False) -> int:
@@ -407,4 +422,4 @@ def run(cfg: Config, *, once: bool = False) -> int:
         log.error("driftline run failed (%s): %s", exc.reason, exc)
         return 2
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED

@@ -27,6 +27,7 @@ from watcher.doi.schedule import DoiScheduler, check_all, open_monitor
 from watcher.doi.status import serve_status
 from watcher.errors import ConfigError
 
+from .app import EXIT_INTERRUPTED
 from .publisher import Publisher
 
 log = logging.getLogger(__name__)
@@ -54,9 +55,12 @@ class DoiProducer:
 
 
 async def serve_monitor(cfg: Config, *, once: bool = False, stop: asyncio.Event | None = None) -> int:
-    """Run the monitor until ``stop`` is set (or, with ``once``, for one round of checks)."""
+    """Run the monitor until ``stop`` is set (or, with ``once``, for one round of checks).
+
+    Returns 0, or 130 when SIGINT (Ctrl-C) stopped it, as ``driftline run`` does."""
     k = cfg.kafka
     broker = None
+    received: list[signal.Signals] = []
     if k.bootstrap_servers is None:
         if not k.embedded_broker:
             raise ConfigError("kafka.bootstrap_servers is unset and kafka.embedded_broker is false")
@@ -73,12 +77,12 @@ async def serve_monitor(cfg: Config, *, once: bool = False, stop: asyncio.Event 
                 results = await check_all(monitor)
                 log.info("checked %d DOIs", len(results))
                 return 0
-            await _scheduled(cfg, monitor, stop or _stop_on_signals())
+            await _scheduled(cfg, monitor, stop or _stop_on_signals(received))
     finally:
         await producer.stop()
         if broker is not None:
             await broker.stop()
-    return 0
+    return EXIT_INTERRUPTED if signal.SIGINT in received else 0  # as driftline run: Ctrl-C is 130, SIGTERM 0
 
 
 async def _scheduled(cfg: Config, monitor: DoiMonitor, stop: asyncio.Event) -> None:
@@ -99,12 +103,18 @@ async def _scheduled(cfg: Config, monitor: DoiMonitor, stop: asyncio.Event) -> N
             log.warning("%d DOI checks were cut short by the shutdown; they run at their next run time", cut)
 
 
-def _stop_on_signals() -> asyncio.Event:
+def _stop_on_signals(received: list[signal.Signals]) -> asyncio.Event:
+    """An event set by SIGTERM or SIGINT; ``received`` collects which came."""
     ev = asyncio.Event()
     loop = asyncio.get_running_loop()
+
+    def on_signal(sig: signal.Signals) -> None:
+        received.append(sig)
+        ev.set()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):  # not on the main thread
-            loop.add_signal_handler(sig, ev.set)
+            loop.add_signal_handler(sig, on_signal, sig)
     return ev
 
 

@@ -142,9 +142,10 @@ def test_scan_shared_warcs(shared_data: Path, tmp_path: Path) -> None:
                "-o", str(out), "--no-progress") == 0
     data = json.loads(out.read_text())
     entries = [e for m in data.values() for k, e in m.items() if not k.startswith("__")]
-    assert len(entries) > 150
+    # the 27 documents; the ~150 stylesheets, scripts, fonts and images (and their revisits) are skipped
+    assert len(entries) == 27
     changes = {e["driftline"]["change"] for e in entries}
-    assert "unchanged" in changes and "baseline" in changes
+    assert {"baseline", "minor"} <= changes
 
 
 @pytest.mark.shared

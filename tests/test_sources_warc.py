@@ -25,6 +25,11 @@ from watcher.model import Capture, payload_digest
 from watcher.sources import detect_input, iter_histories
 
 CFG = Config()
+# Every type in the shared samples counted as a document, so the stylesheets, scripts and fonts (and their
+# revisits) are read too: the reader itself is tested on them (a default scan skips them, events.document_mimetypes).
+EVERY_TYPE = Config(events={"document_mimetypes": [  # type: ignore[arg-type]
+    "text/html", "text/plain", "text/xml", "text/css", "application/x-javascript", "application/octet-stream",
+    "application/x-shockwave-flash", "image/gif", "image/jpeg", "image/png", "image/svg+xml"]})
 HTML1 = b"<html><head><title>Alpha</title></head><body><p>Alpha beta gamma delta.</p></body></html>"
 HTML2 = b"<html><head><title>Alpha</title></head><body><p>Alpha beta gamma epsilon.</p></body></html>"
 PDF = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
@@ -239,7 +244,8 @@ def test_memory_is_one_history_at_a_time(tmp_path: Path) -> None:
 
 def test_shared_iana_revisits(shared_data: Path) -> None:
     warc = shared_data / "warc" / "iana.warc.gz"
-    hs = histories([warc])
+    assert sum(len(v) for v in histories([warc]).values()) == 20  # by default: the documents only
+    hs = histories([warc], EVERY_TYPE)
     caps = [c for cs in hs.values() for c in cs]
     assert len(caps) == 171
     revisits = [c for c in caps if c.is_revisit]
@@ -254,14 +260,14 @@ def test_shared_iana_revisits(shared_data: Path) -> None:
 def test_shared_iana_cdxj_matches_warc(shared_data: Path) -> None:
     d = shared_data / "warc"
     assert detect_input(str(d / "iana.cdxj")) == "cdxj"
-    via_cdxj = histories([d / "iana.cdxj"])
-    via_warc = histories([d / "iana.warc.gz"])
+    via_cdxj = histories([d / "iana.cdxj"], EVERY_TYPE)
+    via_warc = histories([d / "iana.warc.gz"], EVERY_TYPE)
     assert sorted(via_cdxj) == sorted(via_warc)
     for key in via_warc:
         assert [(c.timestamp, c.digest, c.is_revisit) for c in via_cdxj[key]] == \
                [(c.timestamp, c.digest, c.is_revisit) for c in via_warc[key]]
     # given together, the index and its WARC are one set of captures
-    both = histories([d / "iana.cdxj", d / "iana.warc.gz"])
+    both = histories([d / "iana.cdxj", d / "iana.warc.gz"], EVERY_TYPE)
     assert sum(len(v) for v in both.values()) == 171
 
 
@@ -289,7 +295,7 @@ def test_shared_small_samples(shared_data: Path, caplog: pytest.LogCaptureFixtur
 
 
 def test_shared_blackbook_heritrix_warc(shared_data: Path) -> None:
-    hs = histories([shared_data / "warc" / "IAH-20080430204825-00000-blackbook.warc.gz"])
+    hs = histories([shared_data / "warc" / "IAH-20080430204825-00000-blackbook.warc.gz"], EVERY_TYPE)
     caps = [c for cs in hs.values() for c in cs]
     assert len(caps) == 223  # 261 records less robots.txt (events.skip_paths)
     assert not any(c.url.startswith("dns:") or c.url.endswith("/robots.txt") for c in caps)

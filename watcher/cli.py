@@ -112,9 +112,17 @@ def _config(args: argparse.Namespace) -> Config:
 def cmd_scan(args: argparse.Namespace, cfg: Config) -> int:
     from .scan import scan
 
+    if args.warc_dirs:  # --warc-dir first, then acquire.warc_dirs
+        for d in args.warc_dirs:
+            if not Path(d).is_dir():
+                raise DriftlineError(f"--warc-dir {d}: no such directory", reason="usage")
+        dirs = tuple(dict.fromkeys((*args.warc_dirs, *cfg.acquire.warc_dirs)))
+        cfg = cfg.model_copy(update={"acquire": cfg.acquire.model_copy(update={"warc_dirs": dirs})})
+
     counts = scan(args.inputs, cfg, args.output, args.format)
     log.info("scanned %(histories)d histories, %(captures)d captures: %(off-topic)d off-topic, %(empty)d empty, "
-             "%(error)d errors; unreadable: %(unreadable captures)d captures, %(unreadable inputs)d inputs", counts)
+             "%(error)d errors; unreadable: %(unreadable captures)d captures, %(unreadable inputs)d inputs; "
+             "skipped: %(skipped non-documents)d non-documents", counts)
     if (counts["unreadable captures"] or counts["unreadable inputs"]) and not cfg.scan.allow_missing:
         log.error("some inputs or captures could not be read (see the warnings above); exit code %d "
                   "(--allow-missing accepts that)", EXIT_UNREADABLE)
@@ -197,9 +205,19 @@ def _workers(text: str) -> int:
 _SCAN_EXAMPLES = """examples:
   driftline scan crawl.warc.gz -o results.json
   driftline scan index.cdxj --format summary
+  driftline scan indexes/all.cdxj --warc-dir /data/warcs -f csv -o results.csv
+  driftline scan /data/warcs/ -f jsonl -o out.jsonl     every WARC/ARC file of a directory
   driftline scan https://web.archive.org/web/timemap/link/http://example.org/ -f jsonl -o out.jsonl
   driftline scan gold/ -tm cosine=0.12,wordcount=-0.70 --policy k-of-n:2 -j 4
 """
+_EVAL_LABELS = """
+
+labels file: tab-separated, a header row naming the columns id, date, uri, label (any order):
+  id     the TimeMap (history) the capture belongs to
+  date   the capture time, 14 digits (YYYYMMDDhhmmss)
+  uri    the memento's URI-M; an original URL is matched by (URL, date), with a warning
+  label  1 = on topic, 0 = off topic (as in the published off-topic gold standards);
+         off topic is the positive class of precision, recall and F1"""
 _EVAL_EXAMPLES = """examples:
   driftline eval labels.tsv results.json     score a scan's result against labels
   driftline eval gold/                       scan a gold directory, then score it
@@ -214,6 +232,8 @@ _RUN_EXAMPLES = """examples:
   DRIFTLINE__KAFKA__BOOTSTRAP_SERVERS=kafka:9092 driftline run
   DRIFTLINE__METRICS__PORT=9400 driftline run         another metrics port
   driftline -c my.yaml run --once                     exit when the input topics are drained
+exit status: 0 after SIGTERM or a drained --once, 130 after Ctrl-C (SIGINT), 2 when it cannot start;
+  either signal first finishes and commits the work in flight
 """
 _DEMO_EXAMPLES = """examples:
   driftline demo           run the sample crawl, then serve /metrics until Ctrl-C
@@ -258,9 +278,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="worker processes, >= 1 (default: scan.workers, 0 there = one per core)")
         sp.add_argument("--no-progress", action="store_true", help="no progress bar on the terminal")
 
-    s = add("scan", "score WARC/ARC files, CDX(J) indexes, TimeMaps or a gold directory", _SCAN_EXAMPLES)
+    s = add("scan", "score WARC/ARC files (or directories of them), CDX(J) indexes, TimeMaps or a gold directory",
+            _SCAN_EXAMPLES)
     s.add_argument("inputs", nargs="+", metavar="INPUT",
-                   help="WARC/ARC file, CDX/CDXJ index, TimeMap file or URL, or gold directory (labels.tsv)")
+                   help="WARC/ARC file, CDX/CDXJ index, TimeMap file or URL, directory of WARC/ARC files, or gold "
+                        "directory (labels.tsv)")
+    s.add_argument("--warc-dir", dest="warc_dirs", action="append", default=[], metavar="DIR",
+                   help="where the WARCs a CDX/CDXJ index names are, when not beside it (repeatable; searched "
+                        "before acquire.warc_dirs)")
     s.add_argument("-o", "--output", metavar="FILE", help="output file (default: stdout)")
     s.add_argument("-f", "--format", choices=["json", "csv", "jsonl", "summary"],
                    help="json (OTMT schema), csv, jsonl (one capture a line) or summary (one history a line); "
@@ -272,6 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_scan)
 
     e = add("eval", "precision/recall/F1/AUC against labelled data", _EVAL_EXAMPLES)
+    e.description = f"{e.description}{_EVAL_LABELS}"
     e.add_argument("labels", metavar="LABELS", help="labels.tsv (id, date, URI, label) or a gold directory")
     e.add_argument("result", nargs="?", metavar="RESULT",
                    help="result JSON/JSONL of 'driftline scan' (omit to scan the gold directory first)")
@@ -353,7 +379,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (``driftline compare A B --json | head``): not an error worth a word.
         _quiet_stdout()
         return 141
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # the line says what was kept (a scan's finished histories), if anything
+        print(f"driftline: {str(exc) or 'interrupted'}", file=sys.stderr)
         return 130
     except OSError as exc:  # a file or socket the command needed, named by the error itself
         print(f"driftline: error: {exc}", file=sys.stderr)

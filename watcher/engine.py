@@ -37,6 +37,7 @@ from .step import (
     unfit_reason,
 )
 from .verdict import Decision, decide, drift_score, extraction_failed, score_measures
+from .wording import headed
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +177,7 @@ class Engine:
         if extraction_failed(fp):
             d = Decision("error", "error", fp.error or "extraction failed", 0.0)
         elif fp.is_empty:
-            d = Decision("empty", "empty", f"no content ({fp.error or 'empty'}); no baseline yet", 0.0)
+            d = Decision("empty", "empty", headed("no content", fp.error, "empty") + "; no baseline yet", 0.0)
         elif fp.page_kind or (fp.http_status is not None and fp.http_status >= 400):
             d = Decision("off-topic", "off-topic", f"{why}; no baseline yet", 0.95,
                          ("page_kind",) if fp.page_kind else ("http_error",))

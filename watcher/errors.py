@@ -3,7 +3,8 @@
 Why one root: consumers apply one policy (dead-letter the event, log
 topic/partition/offset, go on) to anything that is a driftline error, and let
 everything else surface as a bug.  "Skip this event" is *not* an error: it is
-:class:`SkipEvent`, which does not derive from :class:`DriftlineError`.
+:class:`SkipEvent`, which does not derive from :class:`DriftlineError`; nor
+is Ctrl-C (:class:`Interrupted`, a :class:`KeyboardInterrupt` carrying what was kept).
 """
 
 from __future__ import annotations
@@ -102,6 +103,14 @@ class DoiError(DriftlineError):
 
 class UnknownMeasureError(ConfigError):
     reason = "unknown_measure"
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, after the work already finished was kept (a batch scan's finished histories).
+
+    A :class:`KeyboardInterrupt`, so whatever stops on Ctrl-C still stops;
+    its message is the one line the CLI prints before exiting 130.
+    """
 
 
 class SkipEvent(Exception):  # noqa: N818 - a signal, not an error

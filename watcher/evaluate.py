@@ -7,7 +7,10 @@ older ``{"timemaps": ...}`` wrapper) or driftline's JSONL.  Off-topic
 
 Result URI-Ms are matched to label URIs exactly, then by (canonical URL key
 of the original URL, 14-digit capture time), so results of a WARC scan
-(synthetic ``<url>@<ts14>`` URI-Ms) match the labels too.  Every matched
+(synthetic ``<url>@<ts14>`` URI-Ms) match the labels too.  A label whose URI
+is an original URL (no capture time in it), not a URI-M, names every capture
+of that URL alike: it is matched on (URL, date) only, never exactly, and a
+warning says the file was read so.  Every matched
 capture counts in ``n``; one that is unscored (status "empty"/"error", or no
 score) counts as not flagged.
 """
@@ -209,6 +212,7 @@ def match_results(labels: str | os.PathLike[str], result: str | os.PathLike[str]
     canonical key and second, then host and second when unambiguous)."""
     gold = read_labels(Path(labels))
     rows = load_results(str(result))
+    originals = 0
     exact: dict[str, ResultRow] = {}
     by_key: dict[tuple[str, str], ResultRow] = {}
     by_host: dict[tuple[str, str], list[ResultRow]] = {}
@@ -222,14 +226,22 @@ def match_results(labels: str | os.PathLike[str], result: str | os.PathLike[str]
     used: set[int] = set()
     missing = 0
     for g in gold:
-        row = exact.get(g.uri)
+        k = match_key(g.uri)
+        date = re.sub(r"\D", "", g.date)[:14]
+        if k is None and g.uri.lower().startswith(("http://", "https://")):
+            # An original URL, not a URI-M: the same string for every capture of the URL, so an exact
+            # match would give every label of it the first capture's result.  Its date says which.
+            originals += 1
+            k = (url_key(g.uri), date)
+            row = None
+        else:
+            row = exact.get(g.uri)
         if row is None:
-            k = match_key(g.uri)
-            row = by_key.get((k[0], g.date)) if k else None
+            row = by_key.get((k[0], date)) if k else None
             if row is None and k is not None:
                 # same host, same second, one candidate: a URL spelled differently
                 # (e.g. "/??" vs "/") in the labels than in the scanned capture
-                cands = by_host.get((_host(k[0]), g.date), [])
+                cands = by_host.get((_host(k[0]), date), [])
                 row = cands[0] if len(cands) == 1 else None
         if row is None:
             missing += 1
@@ -243,6 +255,12 @@ def match_results(labels: str | os.PathLike[str], result: str | os.PathLike[str]
         raise InputError(f"nothing matched: none of the {len(gold)} labelled captures has one of the {len(rows)} "
                          f"rows of {result}; labels and results must name the same URI-Ms, or the same URL and "
                          f"14-digit time", reason="nothing_matched")
+    if originals:
+        log.warning("%s: %d of %d labels name an original URL, not a URI-M; matched by (URL, date)", labels,
+                    originals, len(gold))
+    shared = len(pairs) - len({id(e) for _, e in pairs})
+    if shared:
+        log.warning("%s: %d labels share a result with another label (two labels for one capture?)", labels, shared)
     if missing:
         log.info("%d labelled captures have no result in %s", missing, result)
     return Matched(gold, pairs, missing, len(rows) - len(used))

@@ -59,7 +59,7 @@ STAGES = ("router", "scorer")
 WORK_STAGES = ("acquire", "extract", "score", "store", "publish")
 # Reasons a stream event fails with that are not a DriftlineError class's
 # default slug (raised with an explicit reason, or a bug).
-_EXTRA_FAIL_REASONS = ("internal", "unparseable", "missing_field", "invalid_field", "bad_url", "timeout",
+_EXTRA_FAIL_REASONS = ("internal", "unparseable", "missing_field", "invalid_field", "bad_url", "timeout", "dns",
                        "http_status", "warc_missing", "warc_unreadable", "store_write", "store_read")
 RENDER_FALLBACK_REASONS = ("render", "render_timeout", "render_failed", "render_launch", "render_closed",
                            "blocked_address")

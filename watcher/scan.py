@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
@@ -27,7 +28,10 @@ _ENGINE: Engine | None = None
 
 
 def _init_worker(cfg: EngineConfig) -> None:
+    """Ctrl-C reaches every process of the terminal's group: workers ignore it, and the main
+    process stops the pool and keeps what is written (no traceback per worker)."""
     global _ENGINE
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _ENGINE = Engine(cfg)
 
 
@@ -51,12 +55,17 @@ def score_histories(histories: Iterable[tuple[str, list[Capture]]], cfg: Config,
         return
     window: deque[Future[HistoryResult]] = deque()
     with ProcessPoolExecutor(max_workers=n, initializer=_init_worker, initargs=(engine.config,)) as pool:
-        for history, caps in histories:
-            window.append(pool.submit(_score, history, caps))
-            while len(window) >= 2 * n:
+        try:
+            for history, caps in histories:
+                window.append(pool.submit(_score, history, caps))
+                while len(window) >= 2 * n:
+                    yield window.popleft().result()
+            while window:
                 yield window.popleft().result()
-        while window:
-            yield window.popleft().result()
+        except BaseException:
+            # Ctrl-C, or the reader stopped: histories not started are dropped, not scored for nothing.
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
 
 
 class _Total(Protocol):
@@ -97,7 +106,7 @@ def scan(inputs: Sequence[str], cfg: Config, out: str | None, fmt: str | None = 
 
     it = iter_histories(inputs, cfg)
     counts = {"histories": 0, "captures": 0, "off-topic": 0, "empty": 0, "error": 0, "unreadable captures": 0,
-              "unreadable inputs": 0}
+              "unreadable inputs": 0, "skipped non-documents": 0}
 
     def counted(results: Iterable[HistoryResult]) -> Iterator[HistoryResult]:
         for r in results:
@@ -114,4 +123,6 @@ def scan(inputs: Sequence[str], cfg: Config, out: str | None, fmt: str | None = 
     results = _progress(counted(score_histories(it, cfg, workers)), cfg.scan.progress, it)
     write_results(results, out, fmt or cfg.scan.format, cfg, it.uri_t)
     counts["unreadable inputs"] = len(it.unreadable)
+    # stylesheets, scripts, images in the archives: not scored (events.document_mimetypes), as in the stream
+    counts["skipped non-documents"] = sum(it.skipped.values())
     return counts

@@ -32,6 +32,7 @@ from .model import Capture, Fingerprint, Verdict, ts14, utc
 from .profiles import IDENTITY_TITLE
 from .text import normalise
 from .verdict import Decision, extraction_failed
+from .wording import headed
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +125,7 @@ def unfit_reason(fp: Fingerprint, policy: str) -> str | None:
     if extraction_failed(fp):
         return fp.error or "extraction failed"
     if fp.is_empty:
-        return f"no content ({fp.error or 'empty'})"
+        return headed("no content", fp.error, "empty")
     if fp.kind == "binary":
         return "not a document"
     if fp.http_status is not None and not 200 <= fp.http_status < 300:

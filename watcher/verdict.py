@@ -16,6 +16,7 @@ from . import measures as ms
 from .config import DoiConfig, EngineConfig
 from .fingerprint import EXTRACT_FAILED, UNREADABLE, host_of, site_of
 from .model import REDIRECT_STATUSES, ChangeClass, Fingerprint, MeasureResult, TopicStatus
+from .wording import headed
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +120,7 @@ def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureRes
 
         return decide_doi(base, cur, cfg, expected_title, params=doi_params, doi=doi)
     if cur.is_empty and not cur.redirect:
-        return Decision("empty", "empty", f"no content ({cur.error or 'empty'})", 0.0)
+        return Decision("empty", "empty", headed("no content", cur.error, "empty"), 0.0)
     if cur.digest == base.digest:
         return Decision("on-topic", "unchanged", "same payload as the baseline", 0.0)
     if cur.redirect:  # a stub, or an HTTP redirect with or without a body: judged by its target

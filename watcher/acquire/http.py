@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import time
 import zlib
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -266,6 +267,9 @@ class HttpFetcher:
         except aiohttp.ClientConnectorError as exc:
             if isinstance(exc.os_error, RefusedConnectionError) or "refusing to connect to" in str(exc):
                 raise BlockedAddressError(f"refusing {url[:200]}: {exc.os_error}") from None
+            if isinstance(exc, aiohttp.ClientConnectorDNSError) or isinstance(exc.os_error, socket.gaierror):
+                # the name does not resolve: its own reason, not a server's failure (a typo, a lapsed domain)
+                raise AcquireError(f"cannot resolve the host of {url[:200]}: {exc.os_error}", reason="dns") from None
             raise AcquireError(f"cannot connect to {url[:200]}: {exc}", reason="connect") from None
         except (aiohttp.ClientError, OSError) as exc:
             raise AcquireError(f"HTTP error fetching {url[:200]}: {exc!r}", reason="http_error") from None

@@ -1,13 +1,15 @@
 """``driftline doi ...``: the DOI monitor's subcommands.
 
     driftline doi add FILE|DOI...       a text/CSV list, or DOIs as arguments
-    driftline doi remove DOI...|FILE|-
+    driftline doi remove DOI...|FILE|-  exit 1 when a DOI given was not watched
     driftline doi list [--tag T] [-f table|csv|json]
     driftline doi import crossref|datacite --prefix P | --member M | --client-id C [--since DATE|last]
     driftline doi status [-f table|csv|json] [-o FILE]
     driftline doi run [--once]          the scheduler: check every DOI on its interval
 
-``register`` adds them to the main parser (watcher/cli.py calls it once).
+Each command that opens the DOI store names it in one line on stderr; the
+read-only ones (list, status, remove) never create it.  ``register`` adds
+them to the main parser (watcher/cli.py calls it once).
 """
 
 from __future__ import annotations
@@ -22,11 +24,14 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..config import Config
+from ..config import Config, StoreConfig
 from ..errors import DoiError
 from .lists import ParsedList, parse_dois, parse_list, parse_tags
+
+if TYPE_CHECKING:
+    from .registry import DoiRegistry
 
 log = logging.getLogger(__name__)
 
@@ -48,36 +53,69 @@ def _report_problems(parsed: ParsedList, where: str) -> None:
         print(f"{where}: skipped {p}", file=sys.stderr)
 
 
+def store_name(cfg: StoreConfig) -> str:
+    """Which store a command uses, for the one line it prints (a PostgreSQL store without its password)."""
+    if cfg.backend == "memory":
+        return "memory (kept only while the command runs)"
+    if cfg.backend == "postgres":
+        from ..store.postgres import describe_dsn
+
+        return f"PostgreSQL {describe_dsn(cfg.dsn.get_secret_value())}" if cfg.dsn else "PostgreSQL (store.dsn unset)"
+    return f"SQLite {Path(cfg.path).resolve()}"
+
+
+def _registry(cfg: Config, *, create: bool) -> DoiRegistry:
+    """The registry, after one line on stderr naming the store.
+
+    Why the line: ``store.path`` is relative to the current folder, so the same
+    command run elsewhere reads another store; the line says which.  A
+    command that only reads (``create`` false: list, status, remove) never
+    creates a SQLite file: where there is none it says so and fails, instead
+    of answering from an empty store it has just made.
+    """
+    from .registry import open_registry
+
+    print(f"doi store: {store_name(cfg.store)}", file=sys.stderr)
+    path = cfg.store.path
+    if not create and cfg.store.backend == "sqlite" and path != ":memory:" and not Path(path).exists():
+        raise DoiError(f"no DOI store at {Path(path).resolve()} (store.path, or -c CONFIG; 'driftline doi add' "
+                       "creates it)", reason="no_store")
+    return open_registry(cfg.store)
+
+
 def cmd_add(args: argparse.Namespace, cfg: Config) -> int:
     from dataclasses import replace
-
-    from .registry import open_registry
 
     parsed = _read_source(args.items)
     _report_problems(parsed, args.items[0] if len(args.items) == 1 else "arguments")
     extra = parse_tags(args.tags or "")
     entries = [replace(e, tags=tuple(dict.fromkeys((*e.tags, *extra)))) if extra else e for e in parsed.entries]
-    with open_registry(cfg.store) as reg:
+    with _registry(cfg, create=True) as reg:
         added, updated = reg.add(entries)
     print(f"{added} added, {updated} updated, {len(parsed.problems)} skipped")
     return 1 if parsed.problems and not entries else 0
 
 
 def cmd_remove(args: argparse.Namespace, cfg: Config) -> int:
-    from .registry import open_registry
-
+    """Exit 1 when a DOI given was not watched (a typo must not pass for a removal)."""
     parsed = _read_source(args.items)
     _report_problems(parsed, "remove")
-    with open_registry(cfg.store) as reg:
-        n = reg.remove(e.doi for e in parsed.entries)
+    unknown: list[str] = []
+    n = 0
+    with _registry(cfg, create=False) as reg:
+        for e in parsed.entries:
+            removed = reg.remove([e.doi])
+            n += removed
+            if not removed:
+                unknown.append(e.doi)
+    for doi in unknown:
+        print(f"not watched: {doi}", file=sys.stderr)
     print(f"{n} removed")
-    return 0
+    return 1 if unknown or (parsed.problems and not parsed.entries) else 0
 
 
 def cmd_list(args: argparse.Namespace, cfg: Config) -> int:
-    from .registry import open_registry
-
-    with open_registry(cfg.store) as reg:
+    with _registry(cfg, create=False) as reg:
         entries = reg.entries(tag=args.tag)
     rows = [{"doi": e.doi, "title": e.title or "", "landing_url": e.landing_url or "",
              "interval_s": e.interval_s or cfg.doi.default_interval_s, "tags": ";".join(e.tags), "source": e.source}
@@ -102,13 +140,12 @@ def _parse_since(text: str | None, last: datetime | None) -> datetime | None:
 
 async def _import(args: argparse.Namespace, cfg: Config) -> tuple[int, int, int]:
     from .importers import ImportPage, crossref_pages, datacite_pages
-    from .registry import open_registry
 
     tags = parse_tags(args.tags or "")
     key = f"{args.registry}:{args.member or args.client_id or args.prefix or args.query}"
     added = updated = skipped = 0
     started = datetime.now(UTC)
-    with open_registry(cfg.store) as reg:
+    with _registry(cfg, create=True) as reg:
         since = _parse_since(args.since, reg.last_import(key))
         pages: AsyncIterator[ImportPage]
         if args.registry == "crossref":
@@ -134,10 +171,9 @@ def cmd_import(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def status_rows(cfg: Config) -> list[dict[str, Any]]:
-    from .registry import open_registry
     from .status import status_rows as rows_of
 
-    with open_registry(cfg.store) as reg:
+    with _registry(cfg, create=False) as reg:
         return rows_of(reg)
 
 
@@ -236,7 +272,8 @@ def register(sub: Any) -> None:
     a.add_argument("--tags", help="tags added to every DOI (separated by ; | or spaces)")
     a.set_defaults(func=cmd_add)
 
-    r = add("remove", "stop watching DOIs (arguments or a list file)", _REMOVE_EXAMPLES)
+    r = add("remove", "stop watching DOIs (arguments or a list file); exit 1 when one was not watched",
+            _REMOVE_EXAMPLES)
     r.add_argument("items", nargs="+", metavar="DOI|FILE", help="DOIs, one list file, or '-' for stdin")
     r.set_defaults(func=cmd_remove)
 

@@ -20,3 +20,11 @@ class DoiMetrics:
                              registry=r)
         self.blocked = Gauge("driftline_doi_blocked", "DOIs whose latest check is blocked.", registry=r)
         self.watched = Gauge("driftline_doi_watched", "DOIs watched.", registry=r)
+        from .registry import FAILURE_OUTCOMES
+        from .resolve import OUTCOMES
+
+        # every outcome and failure kind exported at 0, so a rate() or an alert rule sees it from the start
+        for outcome in OUTCOMES:
+            self.checks.labels(outcome=outcome)
+        for kind in sorted(FAILURE_OUTCOMES):
+            self.alerts.labels(kind=kind)

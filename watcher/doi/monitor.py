@@ -2,7 +2,7 @@
 
 Every failure mode ends in a recorded outcome (``resolved``,
 ``redirected_elsewhere``, ``not_found``, ``blocked``, ``timeout``,
-``server_error``, ``invalid_doi``): :meth:`DoiMonitor.check` never raises for
+``dns_error``, ``server_error``, ``invalid_doi``): :meth:`DoiMonitor.check` never raises for
 trouble on the network or in a page, so the scheduler never loses a DOI.
 
 Politeness: the guarded HTTP client keeps a per-host concurrency limit and a
@@ -63,7 +63,7 @@ from .warcs import RollingWarcWriter, WarcRef
 log = logging.getLogger(__name__)
 
 Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
-RETRYABLE = frozenset({"timeout", "server_error"})
+RETRYABLE = frozenset({"timeout", "dns_error", "server_error"})  # a resolver hiccup passes; a dead name stays
 OBSERVED = frozenset({"resolved", "redirected_elsewhere"})
 
 

@@ -52,6 +52,7 @@ from ..config import DoiConfig, EngineConfig
 from ..fingerprint import site_of
 from ..model import Fingerprint, ScholarlyRecord
 from ..verdict import Decision, fmt
+from ..wording import headed
 from .record import author_key, shingle_hashes, words
 
 GONE_KINDS = frozenset({"soft-404", "parked", "suspended", "defaced", "under-construction"})
@@ -149,7 +150,7 @@ def decide_doi(base: Fingerprint, cur: Fingerprint, cfg: EngineConfig, expected_
         return Decision("error", "blocked", f"bot challenge ({cur.page_kind_evidence}): not observed, retry through "
                         "the browser", 0.0)
     if cur.is_empty:
-        return Decision("off-topic", "gone", f"no content ({cur.error or 'empty answer'})", 1.0)
+        return Decision("off-topic", "gone", headed("no content", cur.error, "empty answer"), 1.0)
     if cur.http_status in (404, 410) and not record_here:
         return Decision("off-topic", "gone", f"HTTP {cur.http_status}", 1.0)
     if cur.http_status is not None and (cur.http_status >= 500 or cur.http_status == 429) and not record_here:
@@ -242,7 +243,7 @@ def first_doi(fp: Fingerprint, unfit: str | None, expected_title: str | None,
         return Decision("error", "blocked", f"bot challenge ({fp.page_kind_evidence}): not observed, retry through "
                         "the browser", 0.0)
     if fp.is_empty:
-        return Decision("off-topic", "gone", f"no content ({fp.error or 'empty answer'}); no baseline yet", 1.0)
+        return Decision("off-topic", "gone", headed("no content", fp.error, "empty answer") + "; no baseline yet", 1.0)
     shown = fp.record.title if fp.record is not None and fp.record.title else fp.title
     sim = title_similarity(expected_title, shown) if expected_title else None
     has_record = fp.record is not None and fp.record.has_metadata

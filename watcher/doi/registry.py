@@ -77,7 +77,7 @@ CREATE TABLE IF NOT EXISTS doi_checks (
 #: Change classes that start (or continue) a drift: the first one's time is kept.
 DRIFT_CHANGES = frozenset({"drifted", "replaced", "gone", "moved"})
 #: Outcomes that are failures to observe the page (counted for alerting).
-FAILURE_OUTCOMES = frozenset({"not_found", "blocked", "timeout", "server_error", "invalid_doi", "error"})
+FAILURE_OUTCOMES = frozenset({"not_found", "blocked", "timeout", "dns_error", "server_error", "invalid_doi", "error"})
 
 
 def _now() -> datetime:

@@ -52,7 +52,11 @@ from .importers import retry_after_s
 
 log = logging.getLogger(__name__)
 
-Outcome = str  # resolved | redirected_elsewhere | not_found | blocked | timeout | server_error | invalid_doi
+Outcome = str  # one of OUTCOMES
+#: Every outcome a check records (metrics labels are pre-registered from it): ``dns_error`` is a host name
+#: that does not resolve (the resolver's or a landing page's), ``error`` a bug in the check itself.
+OUTCOMES = ("resolved", "redirected_elsewhere", "not_found", "blocked", "timeout", "dns_error", "server_error",
+            "invalid_doi", "error")
 MAX_PAGE_REDIRECTS = 3  # meta refresh / JavaScript hops after the HTTP ones
 
 
@@ -178,7 +182,7 @@ class DoiResolver:
                 await self._maybe_render(res, force=use_browser)
             self._classify(res, expected_url)
         except AcquireError as exc:
-            res.outcome = "timeout" if exc.reason == "timeout" else "server_error"
+            res.outcome = {"timeout": "timeout", "dns": "dns_error"}.get(exc.reason, "server_error")
             res.reason = f"{exc.reason}: {exc}"
         finally:
             # the resolution's latency: the handle API, the GET chain and any rendering, not the HEAD

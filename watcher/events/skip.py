@@ -34,6 +34,14 @@ def base_mimetype(mimetype: str | None) -> str:
     return (mimetype or "").split(";", 1)[0].strip().lower()
 
 
+def non_document(mimetype: str | None, cfg: EventsConfig) -> bool:
+    """True when ``mimetype`` names a non-document (CSS, script, image...): not in
+    ``cfg.document_mimetypes``.  An unknown type never does.  The batch scan uses
+    the same rule, so a stylesheet is skipped there as in the stream."""
+    mime = base_mimetype(mimetype)
+    return mime not in _UNKNOWN_MIME and mime not in {base_mimetype(m) for m in cfg.document_mimetypes}
+
+
 def should_skip(event: CaptureEvent, cfg: EventsConfig) -> str | None:
     """The reason slug (one of :data:`SKIP_REASONS`) if ``event`` is not to be scored.
 
@@ -64,8 +72,7 @@ def should_skip(event: CaptureEvent, cfg: EventsConfig) -> str | None:
         low, high = cfg.accept_status
         if not low <= status <= high:
             return "status"
-    mime = base_mimetype(event.mimetype)
-    if mime not in _UNKNOWN_MIME and mime not in {base_mimetype(m) for m in cfg.document_mimetypes}:
+    if non_document(event.mimetype, cfg):
         return "mimetype"
     for annotation in event.annotations:
         for wanted in cfg.skip_annotations:

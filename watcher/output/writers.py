@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..config import Config
-from ..errors import ConfigError, DriftlineError
+from ..errors import ConfigError, DriftlineError, Interrupted
 from ..model import HistoryResult
 from .common import (
     CHANGE_CLASSES,
@@ -38,7 +38,7 @@ from .common import (
 log = logging.getLogger(__name__)
 
 CSV_FIELDS = ("history", "url", "uri_m", "capture_time", "baseline_time", "measure", "score", "threshold",
-              "status", "overall_status", "change", "page_kind")
+              "status", "overall_status", "change", "page_kind", "reason")
 
 
 class OutputError(DriftlineError):
@@ -99,7 +99,8 @@ def write_jsonl(results: Iterable[HistoryResult], out: TextIO, cfg: Config,
 def write_csv(results: Iterable[HistoryResult], out: TextIO, cfg: Config,
               uri_t: Mapping[str, str] | None = None) -> int:
     """One row per capture and measure (a capture without measures -- a
-    baseline with no score, an empty capture -- still gets one row)."""
+    baseline with no score, an empty capture -- still gets one row).  Each row
+    ends with the verdict's reason: a spreadsheet reader sees why, not only what."""
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_FIELDS)
     n = 0
@@ -108,7 +109,7 @@ def write_csv(results: Iterable[HistoryResult], out: TextIO, cfg: Config,
         for v in result.verdicts:
             common = [result.history, v.url, unique_key(uri_m_of(v), used_m), iso(v.capture_time),
                       iso(v.baseline_time) or ""]
-            tail = [v.status, v.change, v.page_kind or ""]
+            tail = [v.status, v.change, v.page_kind or "", v.reason]
             if not v.measures:
                 writer.writerow([*common, "", "", "", "", *tail])
             for name, m in v.measures.items():
@@ -173,6 +174,56 @@ def _new_file_mode() -> int:
     return 0o666 & ~mask
 
 
+class _Committed:
+    """The histories completely written so far, for keeping them on Ctrl-C.
+
+    A writer asks for the next history only once it has written the previous
+    one, so at each request the output is flushed and its position noted: on
+    an interrupt the output is cut back to the last such point (never half a
+    line or half a JSON block) and what precedes it is kept.
+    """
+
+    def __init__(self, results: Iterable[HistoryResult], out: TextIO) -> None:
+        self._results = results
+        self.out = out
+        self.histories = 0
+        self.captures = 0
+        self._pending: HistoryResult | None = None
+        self.position: int | None = None
+
+    def __iter__(self) -> Iterator[HistoryResult]:
+        it = iter(self._results)
+        while True:
+            self._commit()
+            try:
+                result = next(it)
+            except StopIteration:
+                return
+            self._pending = result
+            yield result
+
+    def _commit(self) -> None:
+        if self._pending is not None:
+            self.histories += 1
+            self.captures += len(self._pending.verdicts)
+            self._pending = None
+        self.out.flush()
+        try:
+            self.position = self.out.tell() if self.out.seekable() else None
+        except (OSError, ValueError):
+            self.position = None
+
+    def cut(self, fmt: str) -> None:
+        """Cut the output back to the last finished history (a JSON document closed again)."""
+        with contextlib.suppress(OSError, ValueError):
+            if self.position is not None:
+                self.out.seek(self.position)
+                self.out.truncate()
+            if fmt == "json":
+                self.out.write("\n}\n" if self.histories else "}\n")
+            self.out.flush()
+
+
 @contextlib.contextmanager
 def _open_target(path: str | None) -> Iterator[TextIO]:
     if path is None or path == "-":
@@ -193,6 +244,9 @@ def _open_target(path: str | None) -> Iterator[TextIO]:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             yield fh
         os.replace(tmp, target)
+    except Interrupted:  # Ctrl-C after some histories were finished: they are kept (see write_results)
+        os.replace(tmp, target)
+        raise
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -204,13 +258,26 @@ def write_results(results: Iterable[HistoryResult], path: str | None, fmt: str, 
     """Write ``results`` to ``path`` (None or "-" = stdout) in format ``fmt``
     (json, csv, jsonl, summary).  ``uri_t`` maps history keys to TimeMap URIs
     (:attr:`watcher.sources.HistoryIterator.uri_t`); it may fill while
-    ``results`` is consumed."""
+    ``results`` is consumed.
+
+    Output is flushed after each history.  On Ctrl-C the histories finished
+    so far are kept (the file is put in place, a JSON document closed) and
+    :class:`~watcher.errors.Interrupted` says how many."""
     writer = WRITERS.get(fmt)
     if writer is None:
         raise ConfigError(f"unknown output format {fmt!r}; known: {', '.join(WRITERS)}", reason="output_format")
+    where = path if path not in (None, "-") else "stdout"
     try:
         with _open_target(path) as out:
-            n = writer(results, out, cfg, uri_t)
+            done = _Committed(results, out)
+            try:
+                n = writer(done, out, cfg, uri_t)
+            except KeyboardInterrupt:
+                if not done.histories or (fmt == "summary" and out.isatty()):
+                    raise  # nothing finished (or a terminal table, shown only at the end): nothing to keep
+                done.cut(fmt)
+                raise Interrupted(f"interrupted: {done.captures} captures of {done.histories} histories written "
+                                  f"to {where}") from None
     except BrokenPipeError:
         raise  # the reader went away (``| head``): the CLI ends quietly
     except OSError as exc:

@@ -15,6 +15,7 @@ The TimeMap URI of each history (the URI-T output writers report) is kept in
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -23,7 +24,7 @@ from ..canonical import url_key
 from ..config import Config
 from ..errors import InputError
 from ..model import Capture
-from .detect import InputKind, detect_input
+from .detect import InputKind, archive_dir_files, detect_input, gold_labels_file
 from .gold import GoldRow, iter_gold, read_labels
 from .index import IndexEntry, index_archive, index_cdx
 from .timemap import TimeMap, load_timemap, timemap_captures
@@ -46,12 +47,16 @@ class HistoryIterator:
         # archive's damaged tail); captures that could not be read are errors
         # of their own, counted from the verdicts.
         self.unreadable: list[str] = []
+        # Captures left out as non-documents (stylesheets, scripts, images), by MIME type.
+        self.skipped: Counter[str] = Counter()
+        inputs = expand_inputs(inputs)
         for source in inputs:
             kind = detect_input(source)
             if kind == "unknown":
                 raise InputError(
                     f"{source}: not a recognised input (expected a WARC/ARC file, a CDX/CDXJ index, "
-                    "a Memento TimeMap file or URL, or a gold-standard directory with labels.tsv)",
+                    "a Memento TimeMap file or URL, a directory of WARC/ARC files, or a gold-standard directory "
+                    "with labels.tsv)",
                     reason="unknown_input",
                 )
             self.kinds[source] = kind
@@ -113,12 +118,30 @@ class HistoryIterator:
             log.info("%s: %d records indexed (%s)", source, len(entries) - before, kind)
         self.total_captures += len(entries)
         self.total_known = True
-        for history, captures in iter_archive_histories(entries, cfg):
+        for history, captures in iter_archive_histories(entries, cfg, self.skipped):
             if history in held:
                 captures = merge_captures(held.pop(history), captures)
             self.uri_t.setdefault(history, f"history:{history}")
             yield history, captures
+        if self.skipped:
+            log.info("skipped %d non-document captures (%s; events.document_mimetypes)", sum(self.skipped.values()),
+                     ", ".join(f"{m} {c}" for m, c in self.skipped.most_common(5)))
         yield from held.items()
+
+
+def expand_inputs(inputs: Sequence[str]) -> list[str]:
+    """``inputs`` with each directory that is not a gold directory replaced by its archives
+    (:func:`archive_dir_files`); a file given twice (by name and in its directory) is read once."""
+    out: list[str] = []
+    for source in inputs:
+        p = Path(source)
+        if not source.startswith(("http://", "https://")) and p.is_dir() and gold_labels_file(p) is None:
+            files = archive_dir_files(p)
+            log.info("%s: %d archive files", source, len(files))
+            out.extend(files)
+        else:
+            out.append(source)
+    return list(dict.fromkeys(out))
 
 
 def merge_captures(first: list[Capture], second: list[Capture]) -> list[Capture]:

@@ -100,6 +100,36 @@ def classify_text(head: bytes) -> InputKind:
     return "unknown"
 
 
+_ARCHIVE_KINDS = ("warc", "arc")
+_INDEX_KINDS = ("cdxj", "cdx")
+
+
+def archive_dir_files(path: Path) -> list[str]:
+    """The archives in a directory that is not a gold directory, for ``driftline scan DIR``.
+
+    Its WARC/ARC files (recognised by content, in every subdirectory, hidden
+    files left out); when it holds none, its CDX/CDXJ indexes.  Raises
+    :class:`InputError` when it holds neither, saying what a directory input may be.
+    """
+    found: dict[str, list[str]] = {"archive": [], "index": []}
+    for f in sorted(path.rglob("*")):
+        if any(part.startswith(".") for part in f.relative_to(path).parts) or not f.is_file():
+            continue
+        try:
+            kind = detect_input(str(f))
+        except InputError:
+            continue  # unreadable: not an archive of this directory
+        if kind in _ARCHIVE_KINDS:
+            found["archive"].append(str(f))
+        elif kind in _INDEX_KINDS:
+            found["index"].append(str(f))
+    files = found["archive"] or found["index"]
+    if not files:
+        raise InputError(f"{path}: a directory with no WARC/ARC files or CDX(J) indexes, and not a gold-standard "
+                         "directory (labels.tsv + html/)", reason="unknown_input")
+    return files
+
+
 def detect_input(path: str) -> InputKind:
     """Return what ``path`` holds: warc, arc, timemap, cdxj, cdx, gold or unknown.
 

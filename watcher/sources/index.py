@@ -13,6 +13,7 @@ indexed.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -220,9 +221,23 @@ def _cdx_fields(header: str) -> list[str]:
     return letters
 
 
-def _resolve(index_path: Path, filename: str) -> str:
+@functools.lru_cache(maxsize=4096)  # an index names few files in many rows: look each up once
+def _resolve(index_path: Path, filename: str, warc_dirs: tuple[str, ...] = ()) -> str:
+    """Where the archive a CDX row names is: an absolute path as given; else beside the index,
+    then under each of ``warc_dirs`` (``acquire.warc_dirs``, ``scan --warc-dir``), by the
+    name as written and by its last part.  Not found anywhere: the path beside the index (the
+    capture is then reported unreadable, naming that path)."""
     p = Path(filename)
-    return str(p if p.is_absolute() else index_path.parent / p)
+    if p.is_absolute():
+        return str(p)
+    here = index_path.parent / p
+    if here.is_file():
+        return str(here)
+    for d in warc_dirs:
+        for candidate in (Path(d) / p, Path(d) / p.name):
+            if candidate.is_file():
+                return str(candidate)
+    return str(here)
 
 
 def _cdx_entry(fields: dict[str, str], index_path: Path, cfg: Config, source: str) -> IndexEntry | None:
@@ -238,7 +253,7 @@ def _cdx_entry(fields: dict[str, str], index_path: Path, cfg: Config, source: st
         key=url_key(url, cfg.engine.canonical),
         url=url,
         time=time,
-        path=_resolve(index_path, filename),
+        path=_resolve(index_path, filename, cfg.acquire.warc_dirs),
         offset=offset,
         kind=kind,
         digest=normalise_digest(fields.get("digest")),
@@ -282,7 +297,7 @@ def _parse_row(raw: str, kind: str, letters: list[str], index_path: Path,
 
 def index_cdx(path: str, cfg: Config, kind: str) -> Iterator[IndexEntry]:
     """Index rows of a CDXJ or classic CDX file; filenames are resolved
-    relative to the index file's directory.  Unparseable rows are logged and
+    relative to the index file's directory, then under ``acquire.warc_dirs``.  Unparseable rows are logged and
     skipped, rows without a filename/offset (not pointing into a WARC) too."""
     index_path = Path(path)
     letters = _DEFAULT_CDX_FIELDS

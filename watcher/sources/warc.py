@@ -14,7 +14,7 @@ declared payload digest (``WARC-Payload-Digest``), as it has no bytes of its own
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
@@ -23,6 +23,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from ..canonical import url_key
 from ..config import Config
+from ..events.skip import base_mimetype, non_document
 from ..model import Capture, payload_digest, ts14
 from .index import IndexEntry
 
@@ -207,10 +208,33 @@ def build_capture(entry: IndexEntry, loaded: Loaded, *, is_revisit: bool, digest
     )
 
 
-def iter_archive_histories(entries: list[IndexEntry], cfg: Config) -> Iterator[tuple[str, list[Capture]]]:
-    """Group ``entries`` by URL key and yield each history with its payloads."""
+def skip_non_documents(entries: list[IndexEntry], resolver: RevisitResolver, cfg: Config,
+                       skipped: Counter[str] | None = None) -> list[IndexEntry]:
+    """``entries`` less the non-documents (stylesheets, scripts, images), by the stream's rule
+    (:func:`watcher.events.skip.non_document`, ``events.document_mimetypes``): a stylesheet
+    scored as a page reads as a page of many words that never changes.  A revisit is judged by
+    its own type, or else its original's.  ``skipped`` counts them by MIME type."""
+    kept: list[IndexEntry] = []
+    for e in entries:
+        mime = e.mime
+        if mime is None and e.kind == "revisit":
+            original = resolver.resolve(e)
+            mime = original.mime if original is not None else None
+        if non_document(mime, cfg.events):
+            if skipped is not None:
+                skipped[base_mimetype(mime)] += 1
+            continue
+        kept.append(e)
+    return kept
+
+
+def iter_archive_histories(entries: list[IndexEntry], cfg: Config,
+                           skipped: Counter[str] | None = None) -> Iterator[tuple[str, list[Capture]]]:
+    """Group ``entries`` by URL key and yield each history with its payloads
+    (non-documents left out and counted in ``skipped``, see :func:`skip_non_documents`)."""
     entries = dedupe(entries)
     resolver = RevisitResolver(entries, cfg)
+    entries = skip_non_documents(entries, resolver, cfg, skipped)
     groups: dict[str, list[IndexEntry]] = defaultdict(list)
     for e in entries:
         groups[e.key].append(e)
