@@ -87,13 +87,19 @@ class Recommendation:
     reason: str
     what_to_do: str
     surt_prefix: str
-    action: Literal["stop-seed"] = "stop-seed"
+    action: RecommendationAction = "stop-seed"
     site_id: str | None = None  # Brozzler site id, when the event carried one
+    # Guidance: what the advice rests on (yield, Badness, change rate, verdict ids; see
+    # watcher.actuators.guidance) and, for "recrawl-interval", the interval advised.
+    evidence: Mapping[str, Any] | None = None
+    recrawl_interval_days: float | None = None
+    crawl_id: str | None = None  # Browsertrix crawl id, when known
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["since"] = utc(self.since).isoformat().replace("+00:00", "Z")
         out["captures"] = list(self.captures)
+        out["evidence"] = dict(self.evidence) if self.evidence is not None else None
         return out
 
     def to_json(self) -> str:
@@ -114,8 +120,28 @@ class Recommendation:
             reason=str(data.get("reason", "")),
             what_to_do=str(data.get("what_to_do", "")),
             surt_prefix=str(data.get("surt_prefix") or surt_prefix(str(data["seed"]))),
+            action=_action(data.get("action")),
             site_id=data.get("site_id"),
+            evidence=dict(data["evidence"]) if isinstance(data.get("evidence"), Mapping) else None,
+            recrawl_interval_days=(
+                float(data["recrawl_interval_days"]) if data.get("recrawl_interval_days") is not None else None
+            ),
+            crawl_id=data.get("crawl_id"),
         )
+
+
+RecommendationAction = Literal["stop-seed", "deprioritise-seed", "recrawl-interval"]
+# A guidance recommendation is a Recommendation whose action is one of these.
+GUIDANCE_ACTIONS: tuple[RecommendationAction, ...] = ("deprioritise-seed", "recrawl-interval")
+GuidanceRecommendation = Recommendation
+
+
+def _action(value: object) -> RecommendationAction:
+    if value == "deprioritise-seed":
+        return "deprioritise-seed"
+    if value == "recrawl-interval":
+        return "recrawl-interval"
+    return "stop-seed"
 
 
 def recommendation_id(history: str, completing_verdict_id: str) -> str:
