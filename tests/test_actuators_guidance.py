@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from pydantic import ValidationError
@@ -87,6 +88,8 @@ def test_low_yield_is_deprioritised_with_its_evidence() -> None:
     assert ev["yield"] == 0.1 and ev["badness"] == 1.7 and ev["change_rate_per_day"] == 0.05
     assert ev["change_rate_low"] == 0.03 and ev["change_rate_high"] == 0.08 and ev["verdicts"] == ["v1", "v2"]
     assert "yield 0.10 below 0.30" in rec.reason and "Badness 1.70" in rec.reason
+    assert f"addSurtAssociation('{PREFIX}', 'driftlineDeprioritised')" in rec.what_to_do
+    assert "REJECT" not in rec.what_to_do
     # The message on the recommendations topic carries it, and reads back.
     msg = json.loads(rec.to_json())
     assert msg["action"] == "deprioritise-seed" and msg["evidence"]["yield"] == 0.1
@@ -316,6 +319,7 @@ async def test_brozzler_deprioritise_emits_the_reql(caplog: pytest.LogCaptureFix
     assert reql.startswith('site_id = "5f2c9a"\nr.db("archiveit_brozzler").table("pages").between(')
     assert 'index="priority_by_site"' in reql and '.update({"priority": r.row["priority"].div(10).floor()})' in reql
     assert "RethinkDB change" in caplog.text and '"priority_divisor": 10' in caplog.text
+    assert "\n" + reql in caplog.text  # the ReQL itself, ready to paste
     unknown = await BrozzlerActuator(ActuatorConfig(kind="brozzler")).act(deprioritise())
     assert f'.filter({{"seed": "{SEED}"}})' in str(unknown.request.rule["reql"])
 
@@ -387,8 +391,9 @@ async def test_browsertrix_dry_run(btrix: FakeBrowsertrix, caplog: pytest.LogCap
     caplog.set_level(logging.INFO, logger="watcher.actuators")
     r = await BrowsertrixActuator(bcfg(btrix, dry_run=True)).act(deprioritise())
     assert r.dry_run and btrix.received == []
-    assert (f"would send POST {btrix.url}/api/orgs/{ORG}/crawls/crawl-1/exclusions"
-            f"?regex={host_exclusion_regex(SEED)} (bearer auth)") in caplog.text
+    rx = host_exclusion_regex(SEED)
+    assert (f"would send POST {btrix.url}/api/orgs/{ORG}/crawls/crawl-1/exclusions?{urlencode({'regex': rx})} "
+            f"(bearer auth)\n--- query parameter regex:\n{rx}") in caplog.text
     assert BTRIX_TOKEN not in caplog.text
 
 

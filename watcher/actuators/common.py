@@ -17,6 +17,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
+from urllib.parse import urlencode
 
 from ..errors import DriftlineError
 from .settings import ActuatorConfig
@@ -62,8 +63,9 @@ class ActionRequest:
         """One exact, reproducible description (what dry run logs)."""
         if self.kind == "http":
             if self.auth == "bearer" or self.params:
-                query = "&".join(f"{k}={v}" for k, v in self.params.items())
-                return f"{self.method} {self.url}{'?' + query if query else ''} (bearer auth)"
+                query = urlencode(dict(self.params))
+                raw = "".join(f"\n--- query parameter {k}:\n{v}" for k, v in self.params.items())
+                return f"{self.method} {self.url}{'?' + query if query else ''} (bearer auth){raw}"
             if not self.form:
                 return f"{self.method} {self.url} (Accept: application/xml, digest auth)"
             fields = "\n".join(f"--- form field {k}:\n{v}" for k, v in self.form.items())
@@ -73,8 +75,9 @@ class ActionRequest:
         if self.kind == "file":
             return f"append to {self.path}:\n" + "\n".join(self.lines)
         label = str(self.rule.get("_describe", "scope.blocks rule"))
-        body = {k: v for k, v in self.rule.items() if k != "_describe"}
-        return f"{label} " + json.dumps(body, sort_keys=True)
+        body = {k: v for k, v in self.rule.items() if k not in ("_describe", "reql")}
+        reql = f"\n{self.rule['reql']}" if "reql" in self.rule else ""
+        return f"{label} " + json.dumps(body, sort_keys=True) + reql
 
     def to_dict(self) -> dict[str, Any]:
         return {

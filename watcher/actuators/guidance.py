@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Protocol
 
-from ..recommend import GuidanceRecommendation, Recommendation, RecommendationAction, what_to_do
+from ..recommend import GuidanceRecommendation, Recommendation, RecommendationAction
 from .settings import ActuatorConfig
 
 
@@ -84,6 +84,29 @@ def _rounded_interval(days: float) -> str:
     return f"{days:.1f}" if days < 2 else f"{round(days):d}"
 
 
+def deprioritise_what_to_do(seed: str, surt: str, job: str | None, crawler: str | None, cfg: ActuatorConfig) -> str:
+    """What the operator of the crawler that captured the seed does (all three when unknown)."""
+    job_name = job or "JOB"
+    heritrix = (
+        f"Heritrix: pause job {job_name}, run a script that calls "
+        f"sheetOverlaysManager.putSheetOverlay('{cfg.heritrix_overlay_sheet}', '{cfg.heritrix_overlay_target}', "
+        f"{cfg.heritrix_overlay_value}) and addSurtAssociation('{surt}', '{cfg.heritrix_overlay_sheet}'), unpause "
+        f"(the heritrix actuator with act_on deprioritise-seed sends exactly this)"
+    )
+    brozzler = (f"Brozzler: divide the priority of the queued pages of the site whose seed is {seed} "
+                f"(pages table, index priority_by_site) by {cfg.brozzler_priority_divisor}")
+    browsertrix = ("Browsertrix (no priorities): if the yield warrants dropping the host, add an exclusion "
+                   "for it to the running crawl")
+    kind = (crawler or "").lower()
+    if kind.startswith("heritrix"):
+        return heritrix
+    if kind.startswith(("brozzler", "warcprox")):
+        return brozzler
+    if kind.startswith("browsertrix"):
+        return browsertrix
+    return ". ".join((heritrix, brozzler, browsertrix))
+
+
 def guidance_id(action: str, surt: str, interval_days: float | None = None) -> str:
     key = f"{action}|{surt}" + (f"|{_rounded_interval(interval_days)}" if interval_days is not None else "")
     return hashlib.sha256(key.encode()).hexdigest()[:32]
@@ -98,7 +121,6 @@ def guidance_for(
     crawler: str | None = None,
     site_id: str | None = None,
     crawl_id: str | None = None,
-    heritrix_url: str | None = None,
 ) -> GuidanceRecommendation | None:
     """A ``deprioritise-seed`` or ``recrawl-interval`` recommendation for the report's seed, or ``None``.
 
@@ -116,9 +138,7 @@ def guidance_for(
         badness = f", Badness {report.badness:.2f}" if report.badness is not None else ""
         reason = (f"yield {yield_:.2f} below {cfg.deprioritise_below_yield:.2f} over {report.captures} captures"
                   f"{badness}: serve this seed's host after the others")
-        todo = (f"lower the crawl priority of {report.surt} (Heritrix: sheet overlay on the SURT prefix; "
-                f"Brozzler: lower its pages' priority; Browsertrix: exclude it if the yield warrants it). "
-                + what_to_do(report.seed, job, crawler, heritrix_url or cfg.heritrix_url))
+        todo = deprioritise_what_to_do(report.seed, report.surt, job, crawler, cfg)
     elif report.recrawl_interval_days is not None:
         action, interval = "recrawl-interval", report.recrawl_interval_days
         rate = report.change_rate_per_day
