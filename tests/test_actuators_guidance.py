@@ -87,7 +87,7 @@ def test_low_yield_is_deprioritised_with_its_evidence() -> None:
     ev = rec.evidence or {}
     assert ev["yield"] == 0.1 and ev["badness"] == 1.7 and ev["change_rate_per_day"] == 0.05
     assert ev["change_rate_low"] == 0.03 and ev["change_rate_high"] == 0.08 and ev["verdicts"] == ["v1", "v2"]
-    assert "yield 0.10 below 0.30" in rec.reason and "Badness 1.70" in rec.reason
+    assert "yield 0.10 below 0.40" in rec.reason and "Badness 1.70" in rec.reason
     assert f"addSurtAssociation('{PREFIX}', 'driftlineDeprioritised')" in rec.what_to_do
     assert "REJECT" not in rec.what_to_do
     # The message on the recommendations topic carries it, and reads back.

@@ -48,7 +48,8 @@ class ActuatorConfig(Frozen):
     brozzler_site_ids: Mapping[str, str] = Field(default_factory=dict)
 
     # -- guidance (deprioritise a seed, recrawl interval) -------------------
-    deprioritise_below_yield: float = Field(default=0.3, ge=0.0, le=1.0)
+    # 0.4: inside the 0.25-0.45 that grouped CV chose on the shared gold (bench/guidance_threshold_cv.py).
+    deprioritise_below_yield: float = Field(default=0.4, ge=0.0, le=1.0)
     guidance_min_captures: int = Field(default=5, ge=1)
     # Where a recrawl-interval recommendation is written (a TSV the next crawl's launcher reads); null: log only.
     recrawl_schedule_file: str | None = None
