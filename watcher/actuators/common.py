@@ -13,6 +13,7 @@ import json
 import logging
 import re
 import shlex
+import weakref
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -131,7 +132,8 @@ def describe_steps(steps: tuple[ActionRequest, ...]) -> str:
     return "\n".join(f"[{i}] {s.describe()}" for i, s in enumerate(steps, 1))
 
 
-_acted: OrderedDict[tuple[int, str], None] = OrderedDict()
+# Guidance ids acted on, per live actuator (weak keys: a new actuator starts afresh).
+_acted: weakref.WeakKeyDictionary[object, OrderedDict[str, None]] = weakref.WeakKeyDictionary()
 
 
 async def apply_recommendation(actuator: Actuator | None, rec: Recommendation) -> ActionResult | None:
@@ -150,8 +152,8 @@ async def apply_recommendation(actuator: Actuator | None, rec: Recommendation) -
     if action not in actuator.cfg.act_on:
         log.debug("actuator: %s recommendation %s not acted on (actuator.act_on)", action, rec.id)
         return None
-    key = (id(actuator), rec.id)
-    if action != "stop-seed" and key in _acted:
+    acted = _acted.setdefault(actuator, OrderedDict())
+    if action != "stop-seed" and rec.id in acted:
         return None
     try:
         result = await actuator.act(rec)
@@ -159,7 +161,7 @@ async def apply_recommendation(actuator: Actuator | None, rec: Recommendation) -
         log.error("actuator failed for recommendation %s (%s): %s", rec.id, exc.reason, exc)
         return None
     if action != "stop-seed":
-        _acted[key] = None
-        while len(_acted) > _ACTED_MEMORY:
-            _acted.popitem(last=False)
+        acted[rec.id] = None
+        while len(acted) > _ACTED_MEMORY:
+            acted.popitem(last=False)
     return result
