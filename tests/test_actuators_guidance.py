@@ -411,3 +411,24 @@ async def test_apply_acts_only_on_configured_actions_and_once(heritrix: FakeHeri
     assert await apply_recommendation(act, deprioritise(yield_=0.05)) is None  # same advice, same id
     assert len(heritrix.received) == n
     assert isinstance(make_actuator(ActuatorConfig(kind="browsertrix")), BrowsertrixActuator)
+
+
+def test_bad_actuator_values_are_refused_at_start_up_naming_the_key() -> None:
+    from watcher.config import load_config
+    from watcher.errors import ConfigError
+
+    env = {"DRIFTLINE__ACTUATOR__HERITRIX_OVERLAY_TARGET": "frontier",
+           "DRIFTLINE__ACTUATOR__ACT_ON": "[stop-seed, drop-everything]",
+           "DRIFTLINE__ACTUATOR__BROWSERTRIX_TOKEN": "tok-from-env"}
+    with pytest.raises(ConfigError) as err:
+        load_config(environ=env)
+    lines = str(err.value).splitlines()
+    assert len(lines) == 2
+    # A value from the environment is blamed on its variable (which names the key).
+    assert any(line.startswith("DRIFTLINE__ACTUATOR__HERITRIX_OVERLAY_TARGET=") and "bean path" in line
+               for line in lines)
+    assert any(line.startswith("DRIFTLINE__ACTUATOR__ACT_ON (actuator.act_on.1)") for line in lines)
+    cfg = load_config(environ={"DRIFTLINE__ACTUATOR__BROWSERTRIX_TOKEN": "tok-from-env",
+                               "DRIFTLINE__ACTUATOR__KIND": "browsertrix"})
+    assert cfg.actuator.browsertrix_token.get_secret_value() == "tok-from-env"
+    assert "tok-from-env" not in repr(cfg.actuator)
