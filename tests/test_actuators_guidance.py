@@ -432,3 +432,47 @@ def test_bad_actuator_values_are_refused_at_start_up_naming_the_key() -> None:
                                "DRIFTLINE__ACTUATOR__KIND": "browsertrix"})
     assert cfg.actuator.browsertrix_token.get_secret_value() == "tok-from-env"
     assert "tok-from-env" not in repr(cfg.actuator)
+
+
+# -- driftline guide -----------------------------------------------------------------
+
+
+def _seed_obj(**kw: Any) -> dict[str, Any]:
+    r = StubReport(**kw)
+    out: dict[str, Any] = {k: getattr(r, "yield_" if k == "yield" else k) for k in (
+        "seed", "surt", "captures", "yield", "new_text_per_byte", "badness", "boilerplate_share",
+        "change_rate_per_day", "change_rate_low", "change_rate_high", "recrawl_interval_days", "blocked_share",
+        "error_share")}
+    return out
+
+
+async def test_guide_command_prints_recommendations_and_acts(
+        heritrix: FakeHeritrix, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from watcher.cli import main
+
+    seeds = tmp_path / "seeds.json"
+    seeds.write_text(json.dumps([
+        _seed_obj(),  # low yield: deprioritise
+        _seed_obj(seed="http://calm.example.org/", surt="http://(org,example,calm,", yield_=0.9),  # interval
+        _seed_obj(seed="http://new.example.org/", surt="http://(org,example,new,", captures=2),  # too few
+    ]))
+    for k, v in {"KIND": "heritrix", "DRY_RUN": "false", "HERITRIX_URL": heritrix.url,
+                 "HERITRIX_USER": HERITRIX_USER, "HERITRIX_PASSWORD": HERITRIX_PASSWORD,
+                 "HERITRIX_VERIFY_TLS": "false", "ACT_ON": "[deprioritise-seed]",
+                 "HERITRIX_POLL_INTERVAL_S": "0.01"}.items():
+        monkeypatch.setenv(f"DRIFTLINE__ACTUATOR__{k}", v)
+    # main() runs its own event loop: run it in a thread so this test's loop keeps serving the fake Heritrix.
+    code = await asyncio.to_thread(main, ["guide", str(seeds), "--job", "weekly-ngo", "--crawler", "heritrix",
+                                          "--act"])
+    assert code == 0
+    recs = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["action"] for r in recs] == ["deprioritise-seed", "recrawl-interval"]
+    assert recs[0]["evidence"]["yield"] == 0.1 and recs[1]["recrawl_interval_days"] == 14.0
+    assert heritrix.associations == {PREFIX: ["driftlineDeprioritised"]}  # only deprioritise-seed is in act_on
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"seed": "x"}]')
+    assert await asyncio.to_thread(main, ["guide", str(bad)]) == 2
+    assert "item 1: not a seed report object" in capsys.readouterr().err

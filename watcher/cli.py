@@ -305,6 +305,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .doi.cli import register as register_doi
 
     register_doi(sub)
+    from .actuators.command import add_parser as add_guide
+
+    add_guide(sub)
     return p
 
 
