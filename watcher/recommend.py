@@ -192,10 +192,11 @@ def brozzler_what_to_do(seed: str, job: str | None) -> str:
     )
 
 
-def _site_id(event: SeedEvent | None) -> str | None:
+def _site_id(event: SeedEvent | None, *keys: str) -> str | None:
+    """An id the event's ``extra`` carries (default: the Brozzler site id)."""
     extra = getattr(event, "extra", None) if event is not None else None
     if isinstance(extra, Mapping):
-        value = extra.get("site_id") or extra.get("brozzler_site_id")
+        value = next((extra.get(k) for k in keys or ("site_id", "brozzler_site_id") if extra.get(k)), None)
         return str(value) if value else None
     return None
 
@@ -292,6 +293,7 @@ class Recommender:
             what_to_do=what_to_do(seed, job, crawler, self._heritrix_url),
             surt_prefix=surt_prefix(seed),
             site_id=_site_id(event),
+            crawl_id=_site_id(event, "crawl_id", "browsertrix_crawl_id"),
         )
         log.info("recommend: stop seed %s (history %s, id %s)", seed, verdict.history, rec_id)
         return rec
