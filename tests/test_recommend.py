@@ -201,10 +201,10 @@ def test_brozzler_instructions(store: BaselineStore) -> None:
     v = make_verdict(1, "off-topic", page_kind="parked")
     store.put_verdict(v)
     ev = CaptureEvent(url=v.url, timestamp=v.capture_time, seed=SEED, crawler="warcprox",
-                      extra={"site_id": "5f2c9a"})
+                      extra={"site_id": "5f2c9a", "crawl_id": "manual-20240101-abc"})
     r = rec.observe(v, ev)
     assert r is not None
     assert r.page_kind == "parked" and "parked" in r.reason
-    assert r.site_id == "5f2c9a"
+    assert r.site_id == "5f2c9a" and r.crawl_id == "manual-20240101-abc"
     assert "brozzler-stop-crawl --site=" in r.what_to_do
     assert '{"domain": "example-ngo.org"}' in r.what_to_do and "Heritrix" not in r.what_to_do

@@ -335,6 +335,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     for command in (feedcmd, tailcmd):
         command.add_parser(sub)
+    from .actuators.command import add_parser as add_guide
+
+    add_guide(sub)
     return p
 
 

@@ -26,6 +26,7 @@ from typing import Annotated, Any, Literal, get_args
 import yaml
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 
+from .actuators.settings import ActuatorConfig as ActuatorConfig
 from .confbase import Frozen
 from .config_problems import FieldProblemError, describe
 from .config_problems import line as problem_line
@@ -347,28 +348,6 @@ class RecommendConfig(_Frozen):
         if not v or any(s not in known for s in v):
             raise ValueError(f"expected a non-empty list of verdict statuses among {', '.join(known)}")
         return v
-
-
-class ActuatorConfig(_Frozen):
-    kind: Literal["none", "heritrix", "brozzler"] = "none"
-    dry_run: bool = True
-    heritrix_url: str = "https://localhost:8443"
-    heritrix_user: str = "admin"
-    heritrix_password: SecretStr = SecretStr("")  # DRIFTLINE__ACTUATOR__HERITRIX_PASSWORD
-    heritrix_action: Literal["reject-surt", "pause"] = "reject-surt"
-    brozzler_command: str = "brozzler-stop-crawl"
-    brozzler_action: Literal["stop-crawl", "scope-block"] = "scope-block"
-    # Heritrix serves its REST API over TLS with a self-signed certificate:
-    # either point heritrix_ca_file at it, or set heritrix_verify_tls false.
-    heritrix_verify_tls: bool = True
-    heritrix_ca_file: str | None = None
-    heritrix_script_engine: Literal["groovy", "beanshell"] = "groovy"
-    heritrix_timeout_s: float = Field(default=30.0, gt=0)
-    brozzler_rethinkdb_servers: str | None = None  # e.g. "db1:28015,db2:28015"
-    brozzler_rethinkdb_db: str | None = None
-    brozzler_timeout_s: float = Field(default=60.0, gt=0)
-    # seed URL -> Brozzler site id (a stop-crawl needs the site id; events may carry it in extra.site_id)
-    brozzler_site_ids: Mapping[str, str] = Field(default_factory=dict)
 
 
 _DEFAULT_ALERT_CHANGES: dict[Profile, tuple[ChangeClass, ...]] = {

@@ -87,13 +87,19 @@ class Recommendation:
     reason: str
     what_to_do: str
     surt_prefix: str
-    action: Literal["stop-seed"] = "stop-seed"
+    action: RecommendationAction = "stop-seed"
     site_id: str | None = None  # Brozzler site id, when the event carried one
+    # Guidance: what the advice rests on (yield, Badness, change rate, verdict ids; see
+    # watcher.actuators.guidance) and, for "recrawl-interval", the interval advised.
+    evidence: Mapping[str, Any] | None = None
+    recrawl_interval_days: float | None = None
+    crawl_id: str | None = None  # Browsertrix crawl id, when known
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["since"] = utc(self.since).isoformat().replace("+00:00", "Z")
         out["captures"] = list(self.captures)
+        out["evidence"] = dict(self.evidence) if self.evidence is not None else None
         return out
 
     def to_json(self) -> str:
@@ -114,8 +120,28 @@ class Recommendation:
             reason=str(data.get("reason", "")),
             what_to_do=str(data.get("what_to_do", "")),
             surt_prefix=str(data.get("surt_prefix") or surt_prefix(str(data["seed"]))),
+            action=_action(data.get("action")),
             site_id=data.get("site_id"),
+            evidence=dict(data["evidence"]) if isinstance(data.get("evidence"), Mapping) else None,
+            recrawl_interval_days=(
+                float(data["recrawl_interval_days"]) if data.get("recrawl_interval_days") is not None else None
+            ),
+            crawl_id=data.get("crawl_id"),
         )
+
+
+RecommendationAction = Literal["stop-seed", "deprioritise-seed", "recrawl-interval"]
+# A guidance recommendation is a Recommendation whose action is one of these.
+GUIDANCE_ACTIONS: tuple[RecommendationAction, ...] = ("deprioritise-seed", "recrawl-interval")
+GuidanceRecommendation = Recommendation
+
+
+def _action(value: object) -> RecommendationAction:
+    if value == "deprioritise-seed":
+        return "deprioritise-seed"
+    if value == "recrawl-interval":
+        return "recrawl-interval"
+    return "stop-seed"
 
 
 def recommendation_id(history: str, completing_verdict_id: str) -> str:
@@ -166,10 +192,11 @@ def brozzler_what_to_do(seed: str, job: str | None) -> str:
     )
 
 
-def _site_id(event: SeedEvent | None) -> str | None:
+def _site_id(event: SeedEvent | None, *keys: str) -> str | None:
+    """An id the event's ``extra`` carries (default: the Brozzler site id)."""
     extra = getattr(event, "extra", None) if event is not None else None
     if isinstance(extra, Mapping):
-        value = extra.get("site_id") or extra.get("brozzler_site_id")
+        value = next((extra.get(k) for k in keys or ("site_id", "brozzler_site_id") if extra.get(k)), None)
         return str(value) if value else None
     return None
 
@@ -266,6 +293,7 @@ class Recommender:
             what_to_do=what_to_do(seed, job, crawler, self._heritrix_url),
             surt_prefix=surt_prefix(seed),
             site_id=_site_id(event),
+            crawl_id=_site_id(event, "crawl_id", "browsertrix_crawl_id"),
         )
         log.info("recommend: stop seed %s (history %s, id %s)", seed, verdict.history, rec_id)
         return rec

@@ -1,0 +1,126 @@
+"""``driftline guide``: guidance recommendations from a seed report file, and (if configured) the actuator.
+
+Why a command: a batch scan gets the same seed report as the streaming
+watcher (``driftline seeds -f json``), and a crawl engineer between two
+crawls wants the same advice, and the same way of telling the crawler,
+without running Kafka.  It prints one recommendation a line (the message of
+the recommendations topic) and hands each to the configured actuator when
+``--act`` is given; the actuator keeps its own ``kind``, ``act_on`` and
+``dry_run`` (a dry run by default), so ``--act`` alone never changes a crawl.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import DriftlineError
+from .common import apply_recommendation
+from .factory import make_actuator
+from .guidance import guidance_for
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..recommend import Recommendation
+
+log = logging.getLogger(__name__)
+
+_EXAMPLES = """examples:
+  driftline seeds store.sqlite -f json > seeds.json && driftline guide seeds.json
+  driftline guide seeds.json --job weekly-ngo --crawler heritrix --act    # dry run unless actuator.dry_run: false
+  DRIFTLINE__ACTUATOR__KIND=browsertrix driftline guide seeds.json --act -o recs.jsonl
+"""
+_FLOATS = ("yield", "new_text_per_byte", "badness", "boilerplate_share", "change_rate_per_day", "change_rate_low",
+           "change_rate_high", "recrawl_interval_days", "blocked_share", "error_share")
+
+
+@dataclass(frozen=True, slots=True)
+class SeedRow:
+    """One object of ``driftline seeds -f json`` (``yield`` read into ``yield_``)."""
+
+    seed: str
+    surt: str
+    captures: int
+    yield_: float | None
+    new_text_per_byte: float | None
+    badness: float | None
+    boilerplate_share: float | None
+    change_rate_per_day: float | None
+    change_rate_low: float | None
+    change_rate_high: float | None
+    recrawl_interval_days: float | None
+    blocked_share: float | None
+    error_share: float | None
+    verdict_ids: tuple[str, ...] = ()
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], where: str) -> SeedRow:
+        try:
+            values = {("yield_" if k == "yield" else k): (None if data.get(k) is None else float(data[k]))
+                      for k in _FLOATS}
+            return cls(seed=str(data["seed"]), surt=str(data["surt"]), captures=int(data["captures"]),
+                       verdict_ids=tuple(str(v) for v in data.get("verdict_ids") or ()), **values)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise DriftlineError(f"{where}: not a seed report object ({type(exc).__name__}: {exc})",
+                                 reason="bad_input") from None
+
+
+def read_seed_rows(text: str, source: str) -> list[SeedRow]:
+    """A JSON list of seed objects, or one object a line (JSONL)."""
+    stripped = text.strip()
+    try:
+        items: Any = json.loads(stripped) if stripped.startswith("[") else [
+            json.loads(line) for line in stripped.splitlines() if line.strip()]
+    except ValueError as exc:
+        raise DriftlineError(f"{source}: not JSON or JSONL: {exc}", reason="bad_input") from None
+    if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):
+        raise DriftlineError(f"{source}: expected a list of seed objects", reason="bad_input")
+    return [SeedRow.from_dict(item, f"{source}: item {n}") for n, item in enumerate(items, 1)]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``driftline guide`` on the main parser's subparsers."""
+    text = "guidance (deprioritise a seed, recrawl interval) from a seed report file; --act tells the crawler"
+    g: argparse.ArgumentParser = sub.add_parser("guide", help=text, description=text, epilog=_EXAMPLES,
+                                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    g.add_argument("seeds", metavar="SEEDS", help="seed reports: the JSON (or JSONL) of 'driftline seeds -f json', "
+                   "'-' for stdin")
+    g.add_argument("--job", metavar="JOB", help="the crawl job the seeds belong to (Heritrix job name)")
+    g.add_argument("--crawler", choices=["heritrix", "brozzler", "browsertrix"],
+                   help="the crawler, for the advice's wording (default: all three)")
+    g.add_argument("--act", action="store_true", help="hand each recommendation to the configured actuator "
+                   "(actuator.kind, act_on, dry_run: a dry run by default)")
+    g.add_argument("-o", "--output", metavar="FILE", help="write the recommendations here (default: stdout)")
+    g.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, cfg: Config) -> int:
+    source = "stdin" if args.seeds == "-" else args.seeds
+    text = sys.stdin.read() if args.seeds == "-" else Path(args.seeds).read_text(encoding="utf-8")
+    recs = [rec for row in read_seed_rows(text, source)
+            if (rec := guidance_for(row, cfg.actuator, job=args.job, crawler=args.crawler)) is not None]
+    lines = "".join(rec.to_json() + "\n" for rec in recs)
+    if args.output:
+        Path(args.output).write_text(lines, encoding="utf-8")
+    else:
+        sys.stdout.write(lines)
+    if args.act:
+        actuator = make_actuator(cfg.actuator)
+        if actuator is None:
+            log.warning("guide --act: actuator.kind is none; nothing told to a crawler")
+        else:
+            asyncio.run(_act(actuator, recs))
+    log.info("guide: %d recommendations from %s", len(recs), source)
+    return 0
+
+
+async def _act(actuator: Any, recs: Sequence[Recommendation]) -> None:
+    for rec in recs:
+        await apply_recommendation(actuator, rec)
