@@ -309,6 +309,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     for command in (feedcmd, tailcmd):
         command.add_parser(sub)
+    from .seeds.cli import register as register_seeds
+
+    register_seeds(sub)
     return p
 
 
