@@ -43,6 +43,7 @@ from watcher.events import check_formats
 from watcher.kafkasec import kafka_security_options
 from watcher.metrics import Metrics, MetricsServer
 from watcher.recommend import Recommender
+from watcher.seeds.stream import SeedDistribution, SeedReporter
 from watcher.store import BaselineStore, open_store
 from watcher.watch import Watcher
 
@@ -58,7 +59,8 @@ log = logging.getLogger(__name__)
 
 def all_topics(cfg: Config) -> list[str]:
     k = cfg.kafka
-    topics = [*k.input_topics, k.results_topic, k.alerts_topic, k.recommendations_topic, k.dead_letter_topic]
+    topics = [*k.input_topics, k.results_topic, k.alerts_topic, k.recommendations_topic, k.dead_letter_topic,
+              cfg.seeds.topic]
     if k.rekey:
         topics.append(k.keyed_topic)
     return sorted(set(topics))
@@ -208,10 +210,12 @@ class ConsumerApp:
         self.publisher = Publisher(cfg.kafka, self.bootstrap_servers)
         await self.publisher.start()
         dead_letters = DeadLetters(cfg.kafka, self.publisher, self.metrics)
+        seeds = SeedReporter(cfg.seeds)
+        self.metrics.registry.register(SeedDistribution(seeds))
         self.scoring = Scorer(
             cfg, watcher=watcher, acquirer=self.acquirer, publisher=self.publisher, dead_letters=dead_letters,
             metrics=self.metrics, recommender=recommender, executor=self._executor,
-            actuator=make_actuator(cfg.actuator),
+            actuator=make_actuator(cfg.actuator), seeds=seeds,
         )
 
     async def stop(self) -> None:

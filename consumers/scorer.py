@@ -35,6 +35,7 @@ from watcher.events import CaptureEvent, parse_event, should_skip
 from watcher.metrics import Metrics
 from watcher.model import Capture, Verdict
 from watcher.recommend import Recommendation
+from watcher.seeds.stream import SeedReporter, report_message
 from watcher.store.base import BaselineStore
 from watcher.watch import Outcome
 
@@ -108,6 +109,7 @@ class Scorer:
         recommender: RecommenderLike | None = None,
         executor: ThreadPoolExecutor | None = None,
         actuator: Actuator | None = None,
+        seeds: SeedReporter | None = None,
     ) -> None:
         self.cfg = cfg
         self.watcher = watcher
@@ -118,6 +120,7 @@ class Scorer:
         self.recommender = recommender
         self.executor = executor
         self.actuator = actuator
+        self.seeds = seeds
         self.verdicts = 0
 
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
@@ -220,6 +223,10 @@ class Scorer:
             recommendation = await self._call(self.recommender.observe, verdict, event)
         if recommendation is not None:
             out.append((k.recommendations_topic, key, recommendation.to_json().encode("utf-8"), None))
+        if self.seeds is not None:
+            seed_report = await self._call(self.seeds.observe, verdict, self.watcher.store)
+            if seed_report is not None:
+                out.append((self.cfg.seeds.topic, key, report_message(seed_report), None))
         started = time.perf_counter()
         await self.publisher.send_all(out)
         self.metrics.stage_seconds.labels(stage="publish").observe(time.perf_counter() - started)

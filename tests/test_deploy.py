@@ -48,8 +48,11 @@ HISTOGRAMS = {
 GAUGES = {"driftline_consumer_lag", "driftline_consumer_lag_seconds", "driftline_assigned_partitions",
           "driftline_urls_off_topic", "driftline_in_flight", "driftline_up", "driftline_build_info",
           "driftline_process_tree_resident_memory_bytes", "driftline_process_tree_pss_bytes",
-          "driftline_process_tree_processes"}
-KNOWN = COUNTERS | GAUGES | {h + s for h in HISTOGRAMS for s in ("_bucket", "_sum", "_count")}
+          "driftline_process_tree_processes", "driftline_seeds_low_yield", "driftline_seeds_tracked"}
+# gauge histograms over seeds (watcher.seeds.stream): _bucket, _gcount and _gsum
+GAUGE_HISTOGRAMS = {"driftline_seed_yield", "driftline_seed_change_rate"}
+KNOWN = (COUNTERS | GAUGES | {h + s for h in HISTOGRAMS for s in ("_bucket", "_sum", "_count")}
+         | {h + s for h in GAUGE_HISTOGRAMS for s in ("_bucket", "_gsum", "_gcount")})
 METRIC_RE = re.compile(r"\bdriftline_[a-z0-9_]+")
 
 needs_promtool = pytest.mark.skipif(PROMTOOL is None, reason="promtool not installed (Debian package prometheus)")

@@ -338,6 +338,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .actuators.command import add_parser as add_guide
 
     add_guide(sub)
+    from .seeds.cli import register as register_seeds
+
+    register_seeds(sub)
     return p
 
 

@@ -32,6 +32,7 @@ from .config_problems import FieldProblemError, describe
 from .config_problems import line as problem_line
 from .errors import ConfigError
 from .model import ChangeClass, Profile, TopicStatus
+from .seeds.settings import SeedsConfig
 
 ENV_PREFIX = "DRIFTLINE__"
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config.yaml"
@@ -448,6 +449,7 @@ class Config(_Frozen):
     actuator: ActuatorConfig = ActuatorConfig()
     alerts: AlertConfig = AlertConfig()
     doi: DoiConfig = DoiConfig()
+    seeds: SeedsConfig = SeedsConfig()
     log_level: str = "INFO"
     log_format: Literal["text", "json"] = "text"
 

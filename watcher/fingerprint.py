@@ -31,6 +31,7 @@ from .extract.html import HtmlDoc, find_dois, normalise_ws, read_html, replay_mi
 from .extract.pdf import pdf_text
 from .model import REDIRECT_STATUSES, Capture, ContentKind, Fingerprint, payload_digest
 from .pagekinds import detect_page_kind
+from .quality import badness
 from .text import content_terms
 from .text import tokens as text_tokens
 
@@ -401,4 +402,7 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, wor
         http_status=capture.status,
         features=frozenset(features),
         record=record_of(raw, doc.meta, doc.dois) if record and kind == "html" else None,
+        text_bytes=len(text.encode("utf-8")),
+        badness=badness(tokens, language),
+        boilerplate_share=doc.boilerplate_share,
     )

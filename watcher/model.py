@@ -180,6 +180,12 @@ class Fingerprint:
     # some sites title every page with their name alone, and the headline then still names a deep
     # page's subject.  Empty when the title already says it (the common "Headline | Site").
     headline: str = ""
+    # What the crawl got, for the crawl-guidance report (watcher.quality): the main text's UTF-8
+    # bytes, its Badness (None: no profile for the language) and the page's boilerplate share.
+    # Evidence for the capture's verdict only: a baseline does not keep them (step.state_form).
+    text_bytes: int = 0
+    badness: float | None = None
+    boilerplate_share: float | None = None
     # A page that declares no headline: its longest first-level heading of three words or more
     # (a logo or a section label is shorter), when the title does not contain it.  Weaker evidence
     # than a declared headline: it names a deep page's subject only where the titles name none.
@@ -256,6 +262,15 @@ class Verdict:
     profile: str = "collection"
     checks: tuple[str, ...] = ()
     version: int = 1
+    # What the crawl got (watcher.quality; the crawl-guidance report reads them): main text bytes,
+    # the bytes of it its baseline did not have, Badness and the boilerplate share.
+    text_bytes: int = 0
+    new_text_bytes: int = 0
+    badness: float | None = None
+    boilerplate_share: float | None = None
+    # The capture's 64-bit term SimHash in hex ("" when not computed): consecutive captures whose
+    # text differs in more than 3 of its bits changed (watcher.seeds: Manku et al.'s line).
+    text_simhash: str = ""
 
     @property
     def flagged(self) -> bool:

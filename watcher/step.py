@@ -30,6 +30,7 @@ from rapidfuzz.fuzz import token_set_ratio
 
 from .model import Capture, Fingerprint, Verdict, ts14, utc
 from .profiles import IDENTITY_TITLE
+from .quality import new_text_bytes
 from .text import normalise
 from .verdict import Decision, extraction_failed
 from .wording import headed
@@ -72,6 +73,7 @@ def state_form(fp: Fingerprint, keep_shingles: bool = False, keep_tokens: bool =
         tokens=fp.tokens if keep_tokens else None,
         text=fp.text if keep_tokens else None,
         features=fp.features - drop,
+        text_bytes=0, badness=None, boilerplate_share=None,  # the capture's evidence, not the baseline's
     )
 
 
@@ -165,6 +167,11 @@ def make_verdict(history: str, cap: Capture, fp: Fingerprint, ref: Reference | N
         page_kind=fp.page_kind, language=fp.language, byte_count=fp.byte_count, word_count=fp.word_count,
         title=fp.title, seed=cap.seed, job=cap.job, label=cap.label, drift_score=score,
         profile=profile, checks=d.checks,
+        text_bytes=fp.text_bytes, badness=fp.badness, boilerplate_share=fp.boilerplate_share,
+        text_simhash=f"{fp.simhash_tf:016x}" if fp.simhash_tf else "",
+        new_text_bytes=new_text_bytes(fp.text_bytes, fp.shingle_count,
+                                      ref.fingerprint.shingle_count if ref else None,
+                                      measures["containment"].score if "containment" in measures else None),
     )
 
 

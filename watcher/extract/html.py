@@ -93,6 +93,8 @@ class HtmlDoc:
     declared: str = ""  # the address the page gives itself: <link rel="canonical">, else og:url (as written)
     # a replay's redirect notice: the status the crawler got and where it pointed (replay_redirect_of)
     replay_redirect: tuple[int | None, str | None] | None = None
+    # share of the visible words inside links and page furniture (boilerplate_share); None: no text
+    boilerplate_share: float | None = None
 
 
 # A DOI names a work, never an image, style sheet or script: a date in an asset's path
@@ -307,6 +309,24 @@ def _strip_banners(root: lxml.html.HtmlElement, html: str, banners: bool, site_n
         remove_banners(root, site_name)
 
 
+# Text here is the page's furniture, whatever the template names it: links, and the HTML5 regions
+# for navigation, headers, footers and asides.
+_FURNITURE = "self::a or self::nav or self::header or self::footer or self::aside or self::menu"
+_FURNITURE_TOP = lxml.etree.XPath(f"//*[{_FURNITURE}][not(ancestor::*[{_FURNITURE}])]")
+
+
+def boilerplate_share(root: lxml.html.HtmlElement) -> float | None:
+    """The share of the page's visible words that sit in links or in navigation, header,
+    footer and aside regions: the boilerplate score of Schäfer and Bildhauer's crawl study at page
+    level (a page that is mostly link lists and furniture yields little text per fetch).  Read from
+    the markup, not the main-content extraction, so every page and profile gets the same score."""
+    total = len("".join(root.itertext()).split())
+    if total == 0:
+        return None
+    furniture = sum(len("".join(el.itertext()).split()) for el in _FURNITURE_TOP(root))
+    return round(min(1.0, furniture / total), 4)
+
+
 def _drop_invisible(root: lxml.html.HtmlElement) -> None:
     # Inscriptis walks every node; drop the subtrees it would hide anyway.
     for el in list(root.iter(*_INVISIBLE)):
@@ -396,6 +416,7 @@ def read_html(html: str, *, banners: bool = True, main_content: bool = False) ->
         if len(doc.headings) >= 20:
             break
     _drop_invisible(root)
+    doc.boilerplate_share = boilerplate_share(root)
     if main_content and not remove_boilerplate(root):
         whole = _whole(html, banners, doc.site_name)  # the extraction failed: the whole page
         root = root if whole is None else whole

@@ -13,7 +13,7 @@ import dataclasses
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from types import TracebackType
 
@@ -167,6 +167,13 @@ class MemoryStore:
             self._check_open()
             rows = self._by_history.get(history, [])
             return [v for _, v in reversed(rows[-limit:])] if limit > 0 else []
+
+    def all_verdicts(self) -> Iterator[Verdict]:
+        """Every stored verdict, history by history in capture order (as the SQL stores)."""
+        with self._lock:
+            self._check_open()
+            rows = [v for h in sorted(self._by_history) for _, v in self._by_history[h]]
+        yield from sorted(rows, key=lambda v: (v.history, v.capture_time, v.verdict_id))
 
     def verdict_count(self, history: str) -> int:
         with self._lock:

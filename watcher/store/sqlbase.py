@@ -31,7 +31,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol
 
 from ..errors import StoreError
@@ -362,6 +362,27 @@ class SQLStore(ABC):
                 (self._key(history), max(0, limit)),
             ).fetchall()
         return [decode_verdict(r[0]) for r in rows]
+
+    def all_verdicts(self) -> Iterator[Verdict]:
+        """Every stored verdict (its newest version), history by history in capture order: what a
+        whole-store report (``driftline seeds``) reads.  Streamed in pages of 1,000 so that a large
+        store is never held in memory."""
+        after: tuple[str, object, str] = ("", self._time_in(datetime(1, 1, 2, tzinfo=UTC)), "")
+        while True:
+            with self._read() as c:
+                rows = self._run(
+                    c,
+                    "SELECT history, capture_time, verdict_id, json FROM verdicts "
+                    "WHERE (history, capture_time, verdict_id) > (?, ?, ?) "
+                    "ORDER BY history, capture_time, verdict_id LIMIT 1000",
+                    after,
+                ).fetchall()
+            if not rows:
+                return
+            for r in rows:
+                yield decode_verdict(r[3])
+            last = rows[-1]
+            after = (str(last[0]), self._time_in(self._time_out(last[1])), str(last[2]))
 
     def verdict_count(self, history: str) -> int:
         """Number of stored verdicts of ``history`` (after pruning)."""

@@ -1,0 +1,68 @@
+"""Seed reports through the broker: each verdict refreshes its seed's report on the seed-report
+topic, equal to what ``driftline seeds`` says of the same store, and /metrics spreads the seeds
+over yield and change-rate buckets with no per-seed label."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.request
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from consumers.app import ConsumerApp
+from consumers.client import produce, read_topic
+from tests.fixtures.kafka import KafkaNames, heritrix_message, page_html, stream_config, write_warc
+from watcher.broker import EmbeddedBroker
+from watcher.seeds.cli import verdicts_of
+from watcher.seeds.report import reports
+
+pytestmark = pytest.mark.kafka
+
+
+def _get(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        return str(resp.read().decode())
+SEED = "http://www.rights.example.org/"
+SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "watcher/schemas/seed-report.schema.json")
+                    .read_text(encoding="utf-8"))
+
+
+async def test_every_verdict_refreshes_its_seed_report(
+        kafka_broker: EmbeddedBroker, kafka_names: KafkaNames, tmp_path: Path) -> None:
+    warcs = tmp_path / "warcs"
+    warcs.mkdir()
+    refs = write_warc(warcs / "JOB-20240101-00001.warc.gz", [
+        (SEED, "20240101000000", page_html(1)),
+        (SEED, "20240115000000", page_html(1, words=260)),
+        (SEED, "20240201000000", page_html(1, off_topic=True)),
+        (SEED, "20240301000000", page_html(1, off_topic=True, words=150)),
+    ])
+    cfg = stream_config(kafka_broker.bootstrap_servers, kafka_names, tmp_path, warc_dirs=(str(warcs),),
+                        extra={"seeds": {"publish_interval_s": 0}})
+    boot, k = kafka_broker.bootstrap_servers, cfg.kafka
+    crawl = next(iter(k.input_topics))
+    async with ConsumerApp(cfg) as app:
+        for i, ref in enumerate(refs):
+            await produce(boot, crawl, [heritrix_message(ref, job_name="weekly-ngo")])
+            await read_topic(boot, k.results_topic, expect=i + 1, timeout_s=60)
+        assert await app.wait_caught_up(timeout_s=30)
+        got = await read_topic(boot, cfg.seeds.topic, expect=len(refs), timeout_s=20, idle_s=1.0)
+        exposition = await asyncio.to_thread(_get, f"http://127.0.0.1:{cfg.metrics.port}/metrics")
+    values = [m["value"] if isinstance(m["value"], dict) else json.loads(m["value"]) for m in got]
+    assert len(values) == len(refs)
+    for v in values:
+        jsonschema.validate(v, SCHEMA)
+    assert [v["captures"] for v in values] == [1, 2, 3, 4]
+    last = values[-1]
+    assert last["seed"] == SEED and last["yield"] == 0.5
+    assert last["change_rate_per_day"] is not None
+    # the topic says what `driftline seeds` says of the same store
+    (from_store,) = reports(verdicts_of(None, cfg), cfg.seeds)
+    assert from_store.to_dict() == last
+    assert 'driftline_seed_yield_bucket{le="0.5"} 1.0' in exposition
+    assert "driftline_seeds_tracked 1.0" in exposition
+    assert "driftline_seeds_low_yield 0.0" in exposition
+    assert "rights.example" not in exposition  # no per-seed label
