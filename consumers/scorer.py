@@ -28,7 +28,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
-from watcher.actuators import Actuator, apply_recommendation
+from watcher.actuators import Actuator, apply_recommendation, guidance_for
 from watcher.config import Config
 from watcher.errors import DriftlineError, SkipEvent, StoreError, TooLargeError
 from watcher.events import CaptureEvent, parse_event, should_skip
@@ -223,10 +223,19 @@ class Scorer:
             recommendation = await self._call(self.recommender.observe, verdict, event)
         if recommendation is not None:
             out.append((k.recommendations_topic, key, recommendation.to_json().encode("utf-8"), None))
+        guidance = None
         if self.seeds is not None:
             seed_report = await self._call(self.seeds.observe, verdict, self.watcher.store)
             if seed_report is not None:
                 out.append((self.cfg.seeds.topic, key, report_message(seed_report), None))
+                kind = self.cfg.actuator.kind
+                guidance = guidance_for(seed_report, self.cfg.actuator, job=verdict.job,
+                                        crawler=None if kind == "none" else kind)
+                # published when the advice changes, not with every report that repeats it
+                if guidance is not None and self.seeds.advice_changed(verdict.history, guidance.id):
+                    out.append((k.recommendations_topic, key, guidance.to_json().encode("utf-8"), None))
+                else:
+                    guidance = None
         started = time.perf_counter()
         await self.publisher.send_all(out)
         self.metrics.stage_seconds.labels(stage="publish").observe(time.perf_counter() - started)
@@ -241,6 +250,9 @@ class Scorer:
                 # Only once the recommendation is on its topic: the crawler is
                 # told what driftline has durably said, never more.
                 await apply_recommendation(self.actuator, recommendation)
+        if guidance is not None:
+            self.metrics.recommendations.labels(action=guidance.action).inc()
+            await apply_recommendation(self.actuator, guidance)  # acted on only where actuator.act_on names it
         self.metrics.verdicts.labels(status=verdict.status, change=verdict.change, collection=collection).inc()
         for name, measure in verdict.measures.items():
             if measure.score is not None:

@@ -32,7 +32,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Nav targets written by other work; each appears in the nav once its file exists.
 OPTIONAL_PAGES = frozenset({
-    "crawl-actuators.md",
     "streaming/quickstart.md",
     "streaming/kafka-clients.md",
     "streaming/durable.md",

@@ -66,3 +66,30 @@ async def test_every_verdict_refreshes_its_seed_report(
     assert "driftline_seeds_tracked 1.0" in exposition
     assert "driftline_seeds_low_yield 0.0" in exposition
     assert "rights.example" not in exposition  # no per-seed label
+
+
+async def test_a_low_yield_seed_gets_one_guidance_recommendation_with_its_evidence(
+        kafka_broker: EmbeddedBroker, kafka_names: KafkaNames, tmp_path: Path) -> None:
+    warcs = tmp_path / "warcs"
+    warcs.mkdir()
+    captures = [(SEED, "20240101000000", page_html(1))]
+    captures += [(SEED, f"2024{m:02d}01000000", page_html(1, off_topic=True, words=150 + 5 * m)) for m in range(2, 8)]
+    refs = write_warc(warcs / "JOB-20240101-00001.warc.gz", captures)
+    cfg = stream_config(kafka_broker.bootstrap_servers, kafka_names, tmp_path, warc_dirs=(str(warcs),),
+                        extra={"seeds": {"publish_interval_s": 0}})
+    boot, k = kafka_broker.bootstrap_servers, cfg.kafka
+    crawl = next(iter(k.input_topics))
+    async with ConsumerApp(cfg) as app:
+        for i, ref in enumerate(refs):
+            await produce(boot, crawl, [heritrix_message(ref, job_name="weekly-ngo")])
+            await read_topic(boot, k.results_topic, expect=i + 1, timeout_s=60)
+        assert await app.wait_caught_up(timeout_s=30)
+        recs = await read_topic(boot, k.recommendations_topic, timeout_s=10, idle_s=1.0)
+    values = [m["value"] if isinstance(m["value"], dict) else json.loads(m["value"]) for m in recs]
+    actions = [v["action"] for v in values]
+    assert actions.count("stop-seed") == 1
+    guidance = [v for v in values if v["action"] == "deprioritise-seed"]
+    assert len(guidance) == 1, actions  # the same advice is not published again with every report
+    evidence = guidance[0]["evidence"]
+    assert evidence["yield"] < cfg.actuator.deprioritise_below_yield
+    assert guidance[0]["seed"] == SEED and guidance[0]["job"] == "weekly-ngo"

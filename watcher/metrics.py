@@ -52,7 +52,7 @@ VERDICT_PAIRS: tuple[tuple[str, str], ...] = (
     ("off-topic", "off-topic"), ("off-topic", "empty"), ("empty", "empty"), ("error", "error"),
 )  # ("off-topic", "empty"): no content after an off-topic capture, the seed still off topic (profiles.still_off_topic)
 ALERT_CHANGES = ("drifted", "off-topic")  # the default; the app passes its alert policy's changes
-RECOMMENDATION_ACTIONS = ("stop-seed",)
+RECOMMENDATION_ACTIONS = ("stop-seed", "deprioritise-seed", "recrawl-interval")
 STAGES = ("router", "scorer")
 # Per-event work, timed per stage: fetch the bytes, parse them, compare with
 # the baseline, write verdict and baseline, publish and wait for the acks.

@@ -44,6 +44,7 @@ class SeedReporter:
         self._lock = threading.Lock()
         self._latest: OrderedDict[str, SeedReport] = OrderedDict()
         self._last_sent: dict[str, float] = {}
+        self._advice: dict[str, str] = {}
 
     def observe(self, verdict: Verdict, store: VerdictReader) -> SeedReport | None:
         """The history's new report when one is due after ``verdict`` (already stored), else None."""
@@ -65,6 +66,17 @@ class SeedReporter:
                 old, _ = self._latest.popitem(last=False)
                 self._last_sent.pop(old, None)
         return rep
+
+    def advice_changed(self, history: str, advice_id: str) -> bool:
+        """Whether ``advice_id`` (a guidance recommendation's id, stable while the advice stands) is
+        new for ``history``; it is remembered as the history's advice."""
+        with self._lock:
+            if self._advice.get(history) == advice_id:
+                return False
+            self._advice[history] = advice_id
+            if len(self._advice) > self.cfg.max_tracked_seeds:
+                self._advice.pop(next(iter(self._advice)))
+            return True
 
     def snapshot(self) -> list[SeedReport]:
         with self._lock:
