@@ -4,7 +4,6 @@ exact form it receives); a fake ``brozzler-stop-crawl`` on PATH records argv."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import re
@@ -22,6 +21,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from tests.fixtures.crawlers import HERITRIX_PASSWORD, HERITRIX_USER, REALM, check_digest
 from watcher.actuators import (
     ActuatorError,
     BrozzlerActuator,
@@ -35,7 +35,7 @@ from watcher.recommend import Recommendation
 
 from .conftest import free_port
 
-USER, PASSWORD, REALM = "admin", "s3cret-pw", "Authentication Required"
+USER, PASSWORD = HERITRIX_USER, HERITRIX_PASSWORD
 SEED = "https://www.example-ngo.org/"
 PREFIX = "http://(org,example-ngo,"
 
@@ -60,10 +60,6 @@ def make_rec(job: str | None = "weekly-ngo", site_id: str | None = None) -> Reco
 # -- a Heritrix-like REST endpoint with real digest auth --------------------
 
 
-def _md5(s: str) -> str:
-    return hashlib.md5(s.encode()).hexdigest()
-
-
 @dataclass
 class FakeHeritrix:
     url: str
@@ -71,25 +67,6 @@ class FakeHeritrix:
     received: list[dict[str, Any]] = field(default_factory=list)
     auth_failures: int = 0
     nonces: set[str] = field(default_factory=set)
-
-
-def _parse_digest(header: str) -> dict[str, str]:
-    return {k: v1 or v2 for k, v1, v2 in re.findall(r'(\w+)=(?:"([^"]*)"|([^\s,]+))', header)}
-
-
-def _check_digest(request: web.Request, state: FakeHeritrix) -> bool:
-    header = request.headers.get("Authorization", "")
-    if not header.startswith("Digest "):
-        return False
-    p = _parse_digest(header[len("Digest "):])
-    if p.get("username") != USER or p.get("realm") != REALM or p.get("nonce") not in state.nonces:
-        return False
-    if p.get("uri") != request.path_qs:
-        return False
-    ha1 = _md5(f"{USER}:{REALM}:{PASSWORD}")
-    ha2 = _md5(f"{request.method}:{p['uri']}")
-    expected = _md5(f"{ha1}:{p['nonce']}:{p.get('nc')}:{p.get('cnonce')}:{p.get('qop')}:{ha2}")
-    return p.get("qop") == "auth" and secrets.compare_digest(expected, p.get("response", ""))
 
 
 @pytest.fixture(scope="session")
@@ -112,7 +89,7 @@ async def heritrix(self_signed: tuple[Path, Path]) -> AsyncIterator[FakeHeritrix
 
     @web.middleware
     async def digest(request: web.Request, handler: Any) -> web.StreamResponse:
-        if not _check_digest(request, state):
+        if not check_digest(request, state.nonces):
             if "Authorization" in request.headers:
                 state.auth_failures += 1
             nonce = secrets.token_hex(16)

@@ -92,4 +92,5 @@ async def test_a_low_yield_seed_gets_one_guidance_recommendation_with_its_eviden
     assert len(guidance) == 1, actions  # the same advice is not published again with every report
     evidence = guidance[0]["evidence"]
     assert evidence["yield"] < cfg.actuator.deprioritise_below_yield
+    assert len(evidence["verdicts"]) >= cfg.actuator.guidance_min_captures  # the verdicts behind the advice
     assert guidance[0]["seed"] == SEED and guidance[0]["job"] == "weekly-ngo"

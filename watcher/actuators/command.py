@@ -17,11 +17,11 @@ import json
 import logging
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DriftlineError
+from ..seeds.report import SeedReport
 from .common import apply_recommendation
 from .factory import make_actuator
 from .guidance import guidance_for
@@ -37,42 +37,7 @@ _EXAMPLES = """examples:
   driftline guide seeds.json --job weekly-ngo --crawler heritrix --act    # dry run unless actuator.dry_run: false
   DRIFTLINE__ACTUATOR__KIND=browsertrix driftline guide seeds.json --act -o recs.jsonl
 """
-_FLOATS = ("yield", "new_text_per_byte", "badness", "boilerplate_share", "change_rate_per_day", "change_rate_low",
-           "change_rate_high", "recrawl_interval_days", "blocked_share", "error_share")
-
-
-@dataclass(frozen=True, slots=True)
-class SeedRow:
-    """One object of ``driftline seeds -f json`` (``yield`` read into ``yield_``)."""
-
-    seed: str
-    surt: str
-    captures: int
-    yield_: float | None
-    new_text_per_byte: float | None
-    badness: float | None
-    boilerplate_share: float | None
-    change_rate_per_day: float | None
-    change_rate_low: float | None
-    change_rate_high: float | None
-    recrawl_interval_days: float | None
-    blocked_share: float | None
-    error_share: float | None
-    verdict_ids: tuple[str, ...] = ()
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], where: str) -> SeedRow:
-        try:
-            values = {("yield_" if k == "yield" else k): (None if data.get(k) is None else float(data[k]))
-                      for k in _FLOATS}
-            return cls(seed=str(data["seed"]), surt=str(data["surt"]), captures=int(data["captures"]),
-                       verdict_ids=tuple(str(v) for v in data.get("verdict_ids") or ()), **values)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise DriftlineError(f"{where}: not a seed report object ({type(exc).__name__}: {exc})",
-                                 reason="bad_input") from None
-
-
-def read_seed_rows(text: str, source: str) -> list[SeedRow]:
+def read_seed_rows(text: str, source: str) -> list[SeedReport]:
     """A JSON list of seed objects, or one object a line (JSONL)."""
     stripped = text.strip()
     try:
@@ -82,7 +47,7 @@ def read_seed_rows(text: str, source: str) -> list[SeedRow]:
         raise DriftlineError(f"{source}: not JSON or JSONL: {exc}", reason="bad_input") from None
     if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):
         raise DriftlineError(f"{source}: expected a list of seed objects", reason="bad_input")
-    return [SeedRow.from_dict(item, f"{source}: item {n}") for n, item in enumerate(items, 1)]
+    return [SeedReport.from_dict(item, f"{source}: item {n}") for n, item in enumerate(items, 1)]
 
 
 def add_parser(sub: Any) -> None:

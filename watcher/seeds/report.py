@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import itertools
 import statistics
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..canonical import surt_prefix
+from ..errors import InputError
 from ..model import Verdict
 from .changerate import estimate, recrawl_interval_days
 from .settings import SeedsConfig
 
+EVIDENCE_VERDICTS = 20  # the newest verdicts a report names as its evidence
 BLOCKED_KINDS = frozenset({"bot-challenge", "login-wall"})
 ERROR_KINDS = frozenset({"soft-404", "database-error"})
 NOT_CHANGE = frozenset({"unchanged", "minor", "layout", "baseline"})
@@ -51,11 +53,26 @@ class SeedReport:
     recrawl_interval_days: float | None
     blocked_share: float | None
     error_share: float | None
+    # the newest verdicts behind the report (evidence for a recommendation; not in the schema)
+    verdict_ids: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["yield"] = d.pop("yield_")
         return {k: d[k] for k in FIELDS}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], where: str) -> SeedReport:
+        """One object of ``driftline seeds -f json``; a malformed one is an :class:`InputError`
+        naming ``where``."""
+        try:
+            values = {("yield_" if k == "yield" else k): (None if data.get(k) is None else float(data[k]))
+                      for k in FIELDS[3:]}
+            return cls(seed=str(data["seed"]), surt=str(data["surt"]), captures=int(data["captures"]),
+                       verdict_ids=tuple(str(v) for v in data.get("verdict_ids") or ()), **values)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"{where}: not a seed report object ({type(exc).__name__}: {exc})",
+                             reason="bad_input") from None
 
 
 def is_blocked(v: Verdict) -> bool:
@@ -125,6 +142,7 @@ def report(seed: str, verdicts: Sequence[Verdict], cfg: SeedsConfig) -> SeedRepo
             rate, cfg.recrawl_min_days, cfg.recrawl_max_days, cfg.recrawl_change_probability), 3),
         blocked_share=round(sum(1 for v in vs if is_blocked(v)) / n, 4) if n else None,
         error_share=round(sum(1 for v in vs if is_error(v)) / n, 4) if n else None,
+        verdict_ids=tuple(v.verdict_id for v in vs[-EVIDENCE_VERDICTS:]),
     )
 
 
