@@ -8,6 +8,7 @@ import asyncio
 import json
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -16,6 +17,7 @@ from consumers.app import ConsumerApp
 from consumers.client import produce, read_topic
 from tests.fixtures.kafka import KafkaNames, heritrix_message, page_html, stream_config, write_warc
 from watcher.broker import EmbeddedBroker
+from watcher.config import Config
 from watcher.seeds.cli import verdicts_of
 from watcher.seeds.report import reports
 
@@ -30,29 +32,38 @@ SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "watcher/schemas/s
                     .read_text(encoding="utf-8"))
 
 
-async def test_every_verdict_refreshes_its_seed_report(
-        kafka_broker: EmbeddedBroker, kafka_names: KafkaNames, tmp_path: Path) -> None:
+async def _crawl(broker: EmbeddedBroker, names: KafkaNames, tmp_path: Path, captures: list[tuple[str, str, bytes]],
+                 topic: str, expect: int | None = None) -> tuple[Config, list[dict[str, Any]], str]:
+    """Score ``captures`` one crawl at a time through a consumer app, then read ``topic`` (a
+    ``seeds``/``kafka`` config attribute name) and the app's /metrics."""
     warcs = tmp_path / "warcs"
     warcs.mkdir()
-    refs = write_warc(warcs / "JOB-20240101-00001.warc.gz", [
-        (SEED, "20240101000000", page_html(1)),
-        (SEED, "20240115000000", page_html(1, words=260)),
-        (SEED, "20240201000000", page_html(1, off_topic=True)),
-        (SEED, "20240301000000", page_html(1, off_topic=True, words=150)),
-    ])
-    cfg = stream_config(kafka_broker.bootstrap_servers, kafka_names, tmp_path, warc_dirs=(str(warcs),),
+    refs = write_warc(warcs / "JOB-20240101-00001.warc.gz", captures)
+    cfg = stream_config(broker.bootstrap_servers, names, tmp_path, warc_dirs=(str(warcs),),
                         extra={"seeds": {"publish_interval_s": 0}})
-    boot, k = kafka_broker.bootstrap_servers, cfg.kafka
+    boot, k = broker.bootstrap_servers, cfg.kafka
     crawl = next(iter(k.input_topics))
     async with ConsumerApp(cfg) as app:
         for i, ref in enumerate(refs):
             await produce(boot, crawl, [heritrix_message(ref, job_name="weekly-ngo")])
             await read_topic(boot, k.results_topic, expect=i + 1, timeout_s=60)
         assert await app.wait_caught_up(timeout_s=30)
-        got = await read_topic(boot, cfg.seeds.topic, expect=len(refs), timeout_s=20, idle_s=1.0)
+        name = cfg.seeds.topic if topic == "seeds" else k.recommendations_topic
+        got = await read_topic(boot, name, expect=expect, timeout_s=20, idle_s=1.0)
         exposition = await asyncio.to_thread(_get, f"http://127.0.0.1:{cfg.metrics.port}/metrics")
-    values = [m["value"] if isinstance(m["value"], dict) else json.loads(m["value"]) for m in got]
-    assert len(values) == len(refs)
+    return cfg, [m["value"] if isinstance(m["value"], dict) else json.loads(m["value"]) for m in got], exposition
+
+
+async def test_every_verdict_refreshes_its_seed_report(
+        kafka_broker: EmbeddedBroker, kafka_names: KafkaNames, tmp_path: Path) -> None:
+    captures = [
+        (SEED, "20240101000000", page_html(1)),
+        (SEED, "20240115000000", page_html(1, words=260)),
+        (SEED, "20240201000000", page_html(1, off_topic=True)),
+        (SEED, "20240301000000", page_html(1, off_topic=True, words=150)),
+    ]
+    cfg, values, exposition = await _crawl(kafka_broker, kafka_names, tmp_path, captures, "seeds", len(captures))
+    assert len(values) == len(captures)
     for v in values:
         jsonschema.validate(v, SCHEMA)
     assert [v["captures"] for v in values] == [1, 2, 3, 4]
@@ -70,22 +81,9 @@ async def test_every_verdict_refreshes_its_seed_report(
 
 async def test_a_low_yield_seed_gets_one_guidance_recommendation_with_its_evidence(
         kafka_broker: EmbeddedBroker, kafka_names: KafkaNames, tmp_path: Path) -> None:
-    warcs = tmp_path / "warcs"
-    warcs.mkdir()
     captures = [(SEED, "20240101000000", page_html(1))]
     captures += [(SEED, f"2024{m:02d}01000000", page_html(1, off_topic=True, words=150 + 5 * m)) for m in range(2, 8)]
-    refs = write_warc(warcs / "JOB-20240101-00001.warc.gz", captures)
-    cfg = stream_config(kafka_broker.bootstrap_servers, kafka_names, tmp_path, warc_dirs=(str(warcs),),
-                        extra={"seeds": {"publish_interval_s": 0}})
-    boot, k = kafka_broker.bootstrap_servers, cfg.kafka
-    crawl = next(iter(k.input_topics))
-    async with ConsumerApp(cfg) as app:
-        for i, ref in enumerate(refs):
-            await produce(boot, crawl, [heritrix_message(ref, job_name="weekly-ngo")])
-            await read_topic(boot, k.results_topic, expect=i + 1, timeout_s=60)
-        assert await app.wait_caught_up(timeout_s=30)
-        recs = await read_topic(boot, k.recommendations_topic, timeout_s=10, idle_s=1.0)
-    values = [m["value"] if isinstance(m["value"], dict) else json.loads(m["value"]) for m in recs]
+    cfg, values, _ = await _crawl(kafka_broker, kafka_names, tmp_path, captures, "recommendations")
     actions = [v["action"] for v in values]
     assert actions.count("stop-seed") == 1
     guidance = [v for v in values if v["action"] == "deprioritise-seed"]
