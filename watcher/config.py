@@ -33,6 +33,7 @@ from .config_problems import line as problem_line
 from .errors import ConfigError
 from .model import ChangeClass, Profile, TopicStatus
 from .seeds.settings import SeedsConfig
+from .review.settings import ReviewConfig
 
 ENV_PREFIX = "DRIFTLINE__"
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config.yaml"
@@ -450,6 +451,7 @@ class Config(_Frozen):
     alerts: AlertConfig = AlertConfig()
     doi: DoiConfig = DoiConfig()
     seeds: SeedsConfig = SeedsConfig()
+    review: ReviewConfig = ReviewConfig()  # watcher/review/settings.py
     log_level: str = "INFO"
     log_format: Literal["text", "json"] = "text"
 

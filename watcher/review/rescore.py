@@ -1,0 +1,69 @@
+""""Make this capture the baseline": pin it, re-score the history, store the changed verdicts as new versions.
+
+Nothing of the scoring is re-implemented here: the pin is ``engine.baseline.policy: pinned`` with
+``engine.baseline.pinned: {history: <14 digits>}`` (the history's other pins kept), and the history
+is scored again by the engine's own fold (:meth:`watcher.engine.Engine.scan_history`, the step the
+stream runs too), from the captures re-read where the scan read them.  Verdicts whose class, status or
+reason changed are stored under their id with ``version + 1``, as the stream's re-scoring does; a
+capture that cannot be re-read keeps its verdict.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+from ..config import Config
+from ..engine import Engine
+from ..model import Capture, Verdict, ts14
+from ..step import same_verdict
+from ..store.base import BaselineStore
+from ..store.labels import SQLReview
+from .content import load_content
+
+log = logging.getLogger(__name__)
+
+
+def pinned_config(cfg: Config, pins: dict[str, str]) -> Config:
+    base = cfg.engine.baseline.model_copy(update={"policy": "pinned", "pinned": {**cfg.engine.baseline.pinned,
+                                                                                   **pins}})
+    return cfg.model_copy(update={"engine": cfg.engine.model_copy(update={"baseline": base})})
+
+
+def _capture(v: Verdict, review: SQLReview, cfg: Config) -> Capture:
+    c = load_content(review.source(v.verdict_id), v.uri_m, v.url, v.capture_time, cfg)
+    return Capture(url=v.url, timestamp=v.capture_time, content=c.data, content_type=c.content_type,
+                   uri_m=v.uri_m, history=v.history, seed=v.seed, job=v.job, label=v.label,
+                   error=None if c.data is not None else (c.error or "unreadable"))
+
+
+def pin_baseline(store: BaselineStore, review: SQLReview, verdict_id: str, cfg: Config,
+                 reviewer: str = "curator") -> list[Verdict]:
+    """Pin ``verdict_id``'s capture as its history's baseline and re-score; returns the new versions."""
+    item = review.item(verdict_id)
+    if item is None:
+        return []
+    review.set_pin(item.history, item.ts, reviewer)
+    pins = review.pins()
+    stored = {i.verdict_id: store.get_verdict(i.verdict_id) for i in review.timeline(item.history)}
+    olds = [v for v in stored.values() if v is not None]
+    captures = [_capture(v, review, cfg) for v in olds]
+    unread = {ts14(c.timestamp) for c in captures if c.content is None}
+    engine = Engine(pinned_config(cfg, pins).engine, cfg.doi)
+    profile = olds[0].profile if olds else None
+    result = engine.scan_history(item.history, [c for c in captures if c.content is not None], profile)
+    by_time: dict[str, Verdict] = {ts14(v.capture_time): v for v in olds}
+    out: list[Verdict] = []
+    for new in result.verdicts:
+        old = by_time.get(ts14(new.capture_time))
+        if old is None or ts14(new.capture_time) in unread:
+            continue
+        cand = dataclasses.replace(new, verdict_id=old.verdict_id, label=old.label, seed=old.seed, job=old.job)
+        if not same_verdict(cand, old):
+            out.append(dataclasses.replace(cand, version=old.version + 1))
+    if out:
+        review.replace_verdicts(out)
+    log.info("%s: baseline pinned at %s; %d verdicts re-published as new versions (%d captures unreadable)",
+             item.history, item.ts, len(out), len(unread))
+    return out
+
