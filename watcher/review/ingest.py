@@ -30,7 +30,9 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def is_dsn(spec: str) -> bool:
-    return spec.startswith(("postgresql://", "postgres://"))
+    """A PostgreSQL connection string: a URL, or libpq's ``key=value`` form (``host=... dbname=...``)."""
+    return spec.startswith(("postgresql://", "postgres://")) or (
+        not Path(spec).exists() and any(k in spec for k in ("host=", "dbname=")))
 
 
 def is_sqlite(path: Path) -> bool:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -399,13 +400,36 @@ class MemoryReview(SQLReview):
         self.put_items([item_row(verdict_to_dict(v)) for v in verdicts])
 
 
+_MEMORY: weakref.WeakKeyDictionary[Any, MemoryReview] = weakref.WeakKeyDictionary()
+
+
 def review_data(store: Any) -> SQLReview:
     """The review data of ``store`` (any backend), its tables created on first use."""
     from .memory import MemoryStore
     from .sqlbase import SQLStore
 
     if isinstance(store, MemoryStore):
-        return MemoryReview(store)
+        if store not in _MEMORY:  # one per store: the alert path and the page see the same mutes
+            _MEMORY[store] = MemoryReview(store)
+        return _MEMORY[store]
     if isinstance(store, SQLStore):
         return SQLReview(store)
     raise StoreError(f"a {type(store).__name__} keeps no review data", reason="store_backend")
+
+
+def seed_muted(store: Any, seed: str) -> bool:
+    """Did the curator mute ``seed`` (the alert path asks before it sends an alert)?  A store where
+    nobody reviewed anything has no review tables: nothing is muted there."""
+    from .memory import MemoryStore
+    from .sqlbase import SQLStore
+
+    if isinstance(store, MemoryStore):
+        review = _MEMORY.get(store)
+        return review is not None and review.is_muted(seed)
+    if not isinstance(store, SQLStore):
+        return False
+    try:
+        with store._read() as c:
+            return store._run(c, "SELECT 1 FROM review_muted WHERE seed = ?", (seed,)).fetchone() is not None
+    except StoreError:  # no review_muted table: never reviewed
+        return False
