@@ -41,6 +41,7 @@ def test_scan_result_records_where_each_capture_is(result: Path, tmp_path: Path)
 def test_queue_sorts_filters_pages_and_labels_persist(result: Path, tmp_path: Path) -> None:
     store_path = tmp_path / "review.sqlite"
     store, review, where, _ = open_input(str(result), str(store_path))
+    assert where == str(store_path)
     try:
         page = review.queue(Query())
         assert page.total == 8 and page.counts["off-topic"] == 2
