@@ -15,6 +15,7 @@ import logging
 
 from ..config import Config
 from ..engine import Engine
+from ..errors import DriftlineError
 from ..model import Capture, Verdict, ts14
 from ..step import same_verdict
 from ..store.base import BaselineStore
@@ -43,8 +44,7 @@ def pin_baseline(store: BaselineStore, review: SQLReview, verdict_id: str, cfg: 
     item = review.item(verdict_id)
     if item is None:
         return []
-    review.set_pin(item.history, item.ts, reviewer)
-    pins = review.pins()
+    pins = {**review.pins(), item.history: item.ts}
     stored = {i.verdict_id: store.get_verdict(i.verdict_id) for i in review.timeline(item.history)}
     olds = [v for v in stored.values() if v is not None]
     captures = [_capture(v, review, cfg) for v in olds]
@@ -52,6 +52,11 @@ def pin_baseline(store: BaselineStore, review: SQLReview, verdict_id: str, cfg: 
     engine = Engine(pinned_config(cfg, pins).engine, cfg.doi)
     profile = olds[0].profile if olds else None
     result = engine.scan_history(item.history, [c for c in captures if c.content is not None], profile)
+    pinned = next((v for v in result.verdicts if ts14(v.capture_time) == item.ts), None)
+    if pinned is None or pinned.change != "baseline":
+        why = pinned.reason if pinned is not None else "its content cannot be re-read"
+        raise DriftlineError(f"this capture cannot be a baseline: {why}", reason="review_pin")
+    review.set_pin(item.history, item.ts, reviewer)
     by_time: dict[str, Verdict] = {ts14(v.capture_time): v for v in olds}
     out: list[Verdict] = []
     for new in result.verdicts:
