@@ -21,6 +21,7 @@ import hmac
 import ipaddress
 import logging
 import secrets
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
@@ -84,6 +85,7 @@ class ReviewState:
     labelled: Gauge
     cache: OrderedDict[str, Content]
     lock: asyncio.Lock
+    header: tuple[float, dict[str, Any]] | None = None  # (when, figures): the page header's, see _header
 
 
 def _state(request: web.Request) -> ReviewState:
@@ -126,10 +128,22 @@ def _refresh_metrics(st: ReviewState) -> dict[str, Any]:
             "per_class": {c: (b / a if a else None, a) for c, (a, b) in sorted(agree.items())}}
 
 
+HEADER_TTL_S = 2.0
+
+
+def _header(st: ReviewState) -> dict[str, Any]:
+    """The header's figures, recomputed after this server's own writes and at most every
+    :data:`HEADER_TTL_S` otherwise (another reviewer may write to the same store)."""
+    now = time.monotonic()
+    if st.header is None or now - st.header[0] > HEADER_TTL_S:
+        st.header = (now, _refresh_metrics(st))
+    return st.header[1]
+
+
 def _ctx(request: web.Request, **extra: Any) -> dict[str, Any]:
     st = _state(request)
     return {"csrf": st.csrf, "read_only": st.read_only, "labels": LABELS, "keys": KEYS, "where": st.where,
-            "header": _refresh_metrics(st), "severity": SEVERITY, **extra}
+            "header": _header(st), "severity": SEVERITY, **extra}
 
 
 async def queue(request: web.Request) -> web.StreamResponse:
@@ -236,6 +250,7 @@ async def _form(request: web.Request) -> dict[str, str]:
     origin = request.headers.get("Origin")
     if origin and origin != "null" and origin.split("://", 1)[-1] != request.host:
         raise web.HTTPForbidden(text="cross-origin write refused")
+    st.header = None  # a write: the header's figures change
     out: dict[str, str] = {}
     for k in form:
         val = form.getall(k)

@@ -19,6 +19,7 @@ What is kept, in every backend (SQLite, PostgreSQL, memory):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -58,8 +59,15 @@ CREATE TABLE IF NOT EXISTS review_items (
     title TEXT NOT NULL,
     reason TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS review_items_queue ON review_items (severity, drift DESC, ts, verdict_id);
+CREATE INDEX IF NOT EXISTS review_items_order ON review_items (severity, drift DESC, ts, verdict_id, language, profile,
+    change);
 CREATE INDEX IF NOT EXISTS review_items_history ON review_items (history, ts);
+CREATE INDEX IF NOT EXISTS review_items_change ON review_items (change);
+CREATE INDEX IF NOT EXISTS review_items_language ON review_items (language, change);
+CREATE INDEX IF NOT EXISTS review_items_ts ON review_items (ts, change);
+CREATE INDEX IF NOT EXISTS review_items_profile ON review_items (profile, change);
+CREATE INDEX IF NOT EXISTS review_items_seed ON review_items (seed);
+CREATE INDEX IF NOT EXISTS review_items_url ON review_items (url);
 CREATE TABLE IF NOT EXISTS review_labels (
     verdict_id TEXT PRIMARY KEY,
     version INTEGER NOT NULL,
@@ -67,8 +75,10 @@ CREATE TABLE IF NOT EXISTS review_labels (
     polarity INTEGER,
     note TEXT NOT NULL,
     at DOUBLE PRECISION NOT NULL,
-    reviewer TEXT NOT NULL
+    reviewer TEXT NOT NULL,
+    disagrees INTEGER NOT NULL DEFAULT 0
 );
+CREATE INDEX IF NOT EXISTS review_labels_disagree ON review_labels (disagrees) WHERE disagrees = 1;
 CREATE TABLE IF NOT EXISTS review_sources (verdict_id TEXT PRIMARY KEY, locator TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS review_muted (seed TEXT PRIMARY KEY, at DOUBLE PRECISION NOT NULL, reviewer TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS review_pins (
@@ -167,6 +177,10 @@ def _item(row: Sequence[Any]) -> Item:
                 title=row[12], reason=row[13], label=row[14], note=row[15] or "")
 
 
+# A label disagrees with driftline when its polarity (1 on topic) equals the verdict's flag (1 off topic).
+_DISAGREE = ("UPDATE review_labels SET disagrees = COALESCE((SELECT CASE WHEN review_labels.polarity = i.flagged "
+             "THEN 1 ELSE 0 END FROM review_items i WHERE i.verdict_id = review_labels.verdict_id), 0)")
+
 _ITEM_COLS = ("i.verdict_id, i.version, i.history, i.seed, i.url, i.uri_m, i.ts, i.change, i.status, i.profile, "
               "i.language, i.drift, i.title, i.reason, l.label, l.note")
 
@@ -177,6 +191,11 @@ class SQLReview:
 
     def __init__(self, store: Any) -> None:
         self.store = store
+        # A history-key prefix as a range where the key column sorts byte-wise (SQLite's BINARY; the
+        # index serves it), else LIKE (PostgreSQL's text sorts by the database's locale).
+        from .sqlite import SQLiteStore
+
+        self._prefix_range = isinstance(store, SQLiteStore)
         try:
             with store._tx() as c:
                 for stmt in _SCHEMA.split(";"):
@@ -217,9 +236,17 @@ class SQLReview:
                "flagged = excluded.flagged, title = excluded.title, reason = excluded.reason")
         for start in range(0, len(items), 5000):
             self._write("review items", ((sql, it) for it in items[start:start + 5000]))
+        if items:  # a new version may have changed driftline's side of a disagreement
+            self._write("review labels", [(_DISAGREE, ())])
 
-    def _where(self, q: Query, with_change: bool) -> tuple[str, list[Any]]:
-        parts: list[str] = []
+    @staticmethod
+    def _base(labelled: bool) -> str:
+        """The FROM clause: the labels first when a filter needs one (they are few; CROSS JOIN keeps that
+        order in SQLite's planner, and is a plain join in PostgreSQL's), else the queue rows."""
+        return "FROM review_labels l CROSS JOIN review_items i" if labelled else "FROM review_items i"
+
+    def _where(self, q: Query, with_change: bool, labelled: bool = False) -> tuple[str, list[Any]]:
+        parts: list[str] = ["i.verdict_id = l.verdict_id"] if labelled else []
         args: list[Any] = []
         if with_change and q.change:
             parts.append("i.change = ?")
@@ -231,10 +258,12 @@ class SQLReview:
             if "://" in q.where:
                 parts.append("(i.seed = ? OR i.url = ?)")
                 args += [q.where, q.where]
+            elif self._prefix_range:
+                parts.append("i.history >= ? AND i.history < ?")
+                args += [q.where, q.where + "\U0010ffff"]
             else:
-                parts.append("i.history LIKE ?")
-                args.append(q.where.replace("\\", "").replace("%", "").replace("_", "\\_") + "%")
-                parts[-1] += " ESCAPE '\\'"
+                parts.append("i.history LIKE ? ESCAPE '\\'")
+                args.append(q.where.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
         if q.language:
             parts.append("i.language = ?")
             args.append(q.language)
@@ -244,26 +273,50 @@ class SQLReview:
         if q.date_to:
             parts.append("i.ts <= ?")
             args.append(_ts_bound(q.date_to, True))
-        if q.reviewed == "yes":
-            parts.append("l.label IS NOT NULL")
-        elif q.reviewed == "no":
-            parts.append("l.label IS NULL")
+        if q.reviewed == "no" and not q.disagree:
+            parts.append("NOT EXISTS (SELECT 1 FROM review_labels n WHERE n.verdict_id = i.verdict_id)")
         if q.disagree:
-            parts.append("l.polarity = i.flagged")  # polarity 1 = on topic, flagged 1 = driftline said off topic
+            parts.append("l.disagrees = 1")
         return (" WHERE " + " AND ".join(parts)) if parts else "", args
 
     def queue(self, q: Query) -> Page:
-        where, args = self._where(q, True)
+        """One page of the queue and the counts per class under the same filters (the class filter aside).
+
+        The page's ids are chosen on ``review_items`` alone (in SQLite by a scan of the queue index in
+        page order, which holds every column those filters read, so it stops at the page), or from the
+        labels when a filter needs one; the labels of the page's rows are then read for those rows only."""
+        if q.reviewed == "no" and q.disagree:  # a disagreement needs a label: nothing is both
+            return Page([], 0, {})
+        labelled = q.reviewed == "yes" or q.disagree
+        where, args = self._where(q, True, labelled)
         size = max(1, min(q.size, 500))
         offset = (max(1, q.page) - 1) * size
-        base = "FROM review_items i LEFT JOIN review_labels l ON l.verdict_id = i.verdict_id"
-        rows = self._rows(f"SELECT {_ITEM_COLS} {base}{where} ORDER BY i.severity, i.drift DESC, i.ts, i.verdict_id "
-                          f"LIMIT ? OFFSET ?", [*args, size, offset])
-        cwhere, cargs = self._where(q, False)
-        counts = {str(r[0]): int(r[1]) for r in self._rows(
-            f"SELECT i.change, COUNT(*) {base}{cwhere} GROUP BY i.change", cargs)}
+        order = "ORDER BY i.severity, i.drift DESC, i.ts, i.verdict_id"
+        base = self._base(labelled)
+        if not labelled and not q.where and self._prefix_range:
+            base += " INDEXED BY review_items_order"
+        rows = self._rows(
+            f"SELECT {_ITEM_COLS} FROM review_items i LEFT JOIN review_labels l ON l.verdict_id = i.verdict_id "
+            f"WHERE i.verdict_id IN (SELECT i.verdict_id {base}{where} {order} LIMIT ? OFFSET ?) {order}",
+            [*args, size, offset])
+        counts = self._counts(q)
         total = counts.get(q.change, 0) if q.change else sum(counts.values())
         return Page([_item(r) for r in rows], total, counts)
+
+    def _counts(self, q: Query) -> dict[str, int]:
+        """Verdicts per class under ``q``'s filters but its class.  "Not reviewed" is counted as all less
+        the reviewed (an anti-join over every verdict costs a scan; the labels are few)."""
+        def count(query: Query) -> dict[str, int]:
+            labelled = query.reviewed == "yes" or query.disagree
+            cwhere, cargs = self._where(query, False, labelled)
+            return {str(r[0]): int(r[1]) for r in self._rows(
+                f"SELECT i.change, COUNT(*) {self._base(labelled)}{cwhere} GROUP BY i.change", cargs)}
+
+        if q.reviewed != "no":
+            return count(q)
+        every = count(dataclasses.replace(q, reviewed=""))
+        done = count(dataclasses.replace(q, reviewed="yes"))
+        return {c: n - done.get(c, 0) for c, n in every.items() if n - done.get(c, 0) > 0}
 
     def timeline(self, history: str) -> list[Item]:
         rows = self._rows(f"SELECT {_ITEM_COLS} FROM review_items i LEFT JOIN review_labels l "
@@ -289,7 +342,8 @@ class SQLReview:
             "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (verdict_id) DO UPDATE SET version = excluded.version, "
             "label = excluded.label, polarity = excluded.polarity, note = excluded.note, at = excluded.at, "
             "reviewer = excluded.reviewer",
-            (lab.verdict_id, lab.version, lab.label, lab.polarity, lab.note, lab.at, lab.reviewer))])
+            (lab.verdict_id, lab.version, lab.label, lab.polarity, lab.note, lab.at, lab.reviewer)),
+            (_DISAGREE + " WHERE verdict_id = ?", (verdict_id,))])
         return lab
 
     def get_label(self, verdict_id: str) -> Label | None:
@@ -314,8 +368,8 @@ class SQLReview:
     def agreement(self) -> dict[str, tuple[int, int]]:
         """Per driftline change class: (captures the curator labelled with a polarity, of them agreeing)."""
         rows = self._rows("SELECT i.change, COUNT(*), SUM(CASE WHEN l.polarity <> i.flagged THEN 1 ELSE 0 END) "
-                          "FROM review_labels l JOIN review_items i ON i.verdict_id = l.verdict_id "
-                          "WHERE l.polarity IS NOT NULL GROUP BY i.change")
+                          "FROM review_labels l CROSS JOIN review_items i WHERE i.verdict_id = l.verdict_id "
+                          "AND l.polarity IS NOT NULL GROUP BY i.change")
         return {str(r[0]): (int(r[1]), int(r[2] or 0)) for r in rows}
 
     def reviewed(self) -> int:
