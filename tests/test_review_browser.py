@@ -117,6 +117,10 @@ def test_curator_loop_in_a_real_browser(chromium_path: Path, tmp_path: Path) -> 
         page.keyboard.type("parked since 2012")
         page.keyboard.press("Enter")
         page.wait_for_selector(".note")
+        # both captures rendered from the archive (the server's own Chromium), shown as images
+        page.locator(".shots img").last.scroll_into_view_if_needed()
+        page.wait_for_function("() => Array.from(document.querySelectorAll('.shots img'))"
+                               ".every(i => i.complete && i.naturalWidth > 100)", timeout=60_000)
         page.screenshot(path=str(shots / "review-detail.png"), full_page=True)
         # k goes back to the first off-topic capture of the filtered queue
         with page.expect_navigation():

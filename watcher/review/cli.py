@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,9 @@ def run_review(args: argparse.Namespace, cfg: Config) -> int:
     check_bind(host, token)  # before anything is opened or imported
     store, review, where, _ = open_input(args.input, args.store)
     try:
-        app = make_app(store, review, cfg, where=where, read_only=args.read_only, token=token)
+        shots = Path(cfg.review.screenshot_dir) if cfg.review.screenshot_dir else (
+            Path(f"{where}.shots") if Path(where).is_file() else Path(tempfile.gettempdir()) / "driftline-review-shots")
+        app = make_app(store, review, cfg, where=where, read_only=args.read_only, token=token, shots_dir=shots)
 
         def announce(url: str) -> None:
             print(started_line(where, url), flush=True)

@@ -41,6 +41,7 @@ from ..model import Verdict
 from ..store.base import BaselineStore
 from ..store.labels import LABELS, POLARITY, SEVERITY, Item, Query, SQLReview
 from .content import Content, load_content, page_text, word_diff
+from .shots import Shots
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,7 @@ class ReviewState:
     cache: OrderedDict[str, Content]
     lock: asyncio.Lock
     header: tuple[float, dict[str, Any]] | None = None  # (when, figures): the page header's, see _header
+    shots: Shots | None = None
 
 
 def _state(request: web.Request) -> ReviewState:
@@ -212,7 +214,8 @@ async def detail(request: web.Request) -> web.StreamResponse:
     return aiohttp_jinja2.render_template("detail.html", request, _ctx(
         request, v=v, item=item, base=base, timeline=timeline, diff=diff, cap_c=cap_c, base_c=base_c,
         evidence=fp_evidence, voters=set(st.cfg.engine.measures), qs=query_string(q), prev_id=prev_id, next_id=next_id,
-        changes_only=request.query.get("changes") == "1", muted=st.review.is_muted(item.seed)))
+        changes_only=request.query.get("changes") == "1", muted=st.review.is_muted(item.seed),
+        shots=st.shots is not None and st.shots.available))
 
 
 async def archived(request: web.Request) -> web.StreamResponse:
@@ -324,6 +327,29 @@ async def post_mute(request: web.Request) -> web.StreamResponse:
     return _back(request, {**form, "refresh": "1"}, "/")
 
 
+async def screenshot(request: web.Request) -> web.StreamResponse:
+    """A PNG of the capture (or its baseline) rendered from the archive, cached."""
+    st = _state(request)
+    vid, which = request.match_info["vid"], request.match_info["which"]
+    v = await asyncio.to_thread(st.store.get_verdict, vid)
+    if v is None or st.shots is None:
+        raise web.HTTPNotFound()
+    if which == "baseline":
+        timeline = await asyncio.to_thread(st.review.timeline, v.history)
+        target = _baseline_verdict(st, v, timeline)
+        if target is None:
+            raise web.HTTPNotFound(text="no baseline capture")
+    else:
+        target = v
+    c = await _content(st, target, vid if which == "capture" else f"{vid}:baseline")
+    locator = await asyncio.to_thread(st.review.source, target.verdict_id)
+    try:
+        png = await st.shots.png(f"{target.verdict_id}", target.url, target.capture_time, c, locator, target.uri_m)
+    except DriftlineError as exc:
+        raise web.HTTPNotFound(text=str(exc)) from exc
+    return web.Response(body=png, content_type="image/png", headers={"Cache-Control": "private, max-age=3600"})
+
+
 async def metrics(request: web.Request) -> web.StreamResponse:
     st = _state(request)
     await asyncio.to_thread(_refresh_metrics, st)
@@ -355,7 +381,8 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
 
 
 def make_app(store: BaselineStore, review: SQLReview, cfg: Config, *, where: str, read_only: bool = False,
-             token: str | None = None) -> web.Application:
+             token: str | None = None, shots_dir: Path | None = None) -> web.Application:
+    """The review app; ``shots_dir``: where screenshots are cached (None: no screenshots)."""
     registry = CollectorRegistry()
     st = ReviewState(
         store=store, review=review, cfg=cfg, where=where, read_only=read_only, token=token,
@@ -366,7 +393,8 @@ def make_app(store: BaselineStore, review: SQLReview, cfg: Config, *, where: str
                         registry=registry),
         labelled=Gauge("driftline_review_labelled", "Labelled captures with a topic polarity, per driftline change "
                        "class", ["change"], registry=registry),
-        cache=OrderedDict(), lock=asyncio.Lock())
+        cache=OrderedDict(), lock=asyncio.Lock(),
+        shots=Shots(cfg, shots_dir) if shots_dir is not None and cfg.review.screenshots else None)
     for c in SEVERITY:  # every series exported from the start (the metrics module's convention)
         st.agreement.labels(change=c).set(0.0)
         st.labelled.labels(change=c).set(0)
@@ -380,6 +408,13 @@ def make_app(store: BaselineStore, review: SQLReview, cfg: Config, *, where: str
     app.router.add_get("/v/{vid}", detail)
     app.router.add_get("/archived/{vid}/{which:capture|baseline}", archived)
     app.router.add_get("/metrics", metrics)
+    app.router.add_get("/shot/{vid}/{which:capture|baseline}.png", screenshot)
+
+    async def close_shots(_: web.Application) -> None:
+        if st.shots is not None:
+            await st.shots.close()
+
+    app.on_cleanup.append(close_shots)
     app.router.add_static("/static/", str(HERE / "static"))
     if not read_only:
         app.router.add_post("/label", post_label)

@@ -21,4 +21,8 @@ class ReviewConfig(Frozen):
     page_size: int = Field(default=50, ge=1, le=500)  # queue rows per page
     reviewer: str = "curator"  # the name stored with each label
     fetch_timeout_s: float = Field(default=20.0, gt=0)  # re-reading a memento from its archive
-    max_text_chars: int = Field(default=200_000, ge=1_000)  # text shown per capture in the diff
+    max_text_chars: int = Field(default=50_000, ge=1_000)  # text shown per capture in the diff
+    # Screenshots of both captures in the detail view, rendered from the archive by Chromium
+    # (render.executable_path), cached in screenshot_dir ("" = beside a SQLite store, <store>.shots/).
+    screenshots: bool = True
+    screenshot_dir: str = ""
