@@ -20,6 +20,10 @@ _REVIEW_EXAMPLES = """examples:
   driftline review postgresql://driftline@db/driftline --read-only
   DRIFTLINE__REVIEW__TOKEN=s3cret driftline review result.jsonl --host 0.0.0.0
 """
+_EXPORT_EXAMPLES = """examples:
+  driftline labels export --store result.json.review.sqlite -o labels.tsv
+  driftline labels export --store postgresql://driftline@db/driftline -f jsonl -o labels.jsonl
+"""
 _LABELS_EXAMPLES = """examples:
   driftline labels export --store result.json.review.sqlite -o labels.tsv
   driftline eval labels.tsv result.json             driftline measured on the curator's labels
@@ -81,8 +85,10 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     lab = sub.add_parser("labels", help="the curator's labels: export",
                          description="the curator's labels: export", epilog=_LABELS_EXAMPLES,
                          formatter_class=argparse.RawDescriptionHelpFormatter)
-    lsub = lab.add_subparsers(dest="labels_command", required=True, metavar="ACTION")
-    e = lsub.add_parser("export", help="write the labels as gold TSV (what eval reads) or JSONL")
+    lsub = lab.add_subparsers(dest="labels_command", required=True, metavar="ACTION", help="export")
+    e = lsub.add_parser("export", help="write the labels as gold TSV (what eval reads) or JSONL",
+                        description="write the curator's labels as gold TSV (what eval reads) or JSONL",
+                        epilog=_EXPORT_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument("--store", metavar="PATH|DSN", help="the store holding the labels (default: store.path, or "
                    "store.dsn for the postgres backend)")
     e.add_argument("-f", "--format", choices=["gold", "jsonl"], default="gold",
