@@ -175,3 +175,20 @@ async def test_metrics_and_header_show_reviewed_and_agreement(served: tuple[Test
     assert 'driftline_review_agreement_ratio{change="off-topic"} 1.0' in text
     html = await (await client.get("/")).text()
     assert re.search(r"reviewed <b>1</b>", html) and "agreement <b>100%</b>" in html
+
+
+async def test_bulk_labelling_of_a_selection(served: tuple[TestClient, object, object]) -> None:
+    client, _, review = served
+    html = await (await client.get("/?change=minor")).text()
+    ids = re.findall(r'<tr data-verdict-id="([0-9a-f]+)"', html)
+    assert len(ids) == 4
+    form = [("csrf", _csrf(html)), ("label", "on-topic"), ("next", "/?change=minor"), *[("ids", i) for i in ids[:3]]]
+    r = await client.post("/label", data=form, allow_redirects=False)
+    assert r.status == 303 and r.headers["Location"] == "/?change=minor"
+    assert [review.get_label(i).label if review.get_label(i) else None for i in ids] == [  # type: ignore[attr-defined]
+        "on-topic", "on-topic", "on-topic", None]
+    # an htmx label click answers the row's controls and the header's figures (out of band)
+    r = await client.post("/label", data={"vid": ids[3], "label": "off-topic"},
+                          headers={"X-CSRF-Token": _csrf(html), "HX-Request": "true"})
+    body = await r.text()
+    assert 'id="stats" hx-swap-oob="true"' in body and "reviewed <b>4</b>" in body

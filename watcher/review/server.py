@@ -284,7 +284,7 @@ async def post_label(request: web.Request) -> web.StreamResponse:
         done.append(item)
     if request.headers.get("HX-Request") and len(done) == 1 and not form.get("refresh"):
         item = await asyncio.to_thread(st.review.item, done[0].verdict_id)
-        return aiohttp_jinja2.render_template("_labels.html", request, _ctx(request, it=item))
+        return aiohttp_jinja2.render_template("_labels.html", request, _ctx(request, it=item, oob=True))
     return _back(request, form, "/")
 
 
