@@ -202,7 +202,8 @@ async def detail(request: web.Request) -> web.StreamResponse:
     base = _baseline_verdict(st, v, timeline)
     cap_c, base_c = await asyncio.gather(_content(st, v, vid), _content(st, base, f"{vid}:baseline"))
     limit = st.cfg.review.max_text_chars
-    diff = word_diff(page_text(base_c, limit), page_text(cap_c, limit)) if cap_c.data or base_c.data else []
+    base_text, cap_text = page_text(base_c, limit), page_text(cap_c, limit)
+    diff = word_diff(base_text, cap_text)
     # neighbours in the queue as filtered, for j/k
     page = await asyncio.to_thread(st.review.queue, q)
     ids = [i.verdict_id for i in page.items]
@@ -213,6 +214,8 @@ async def detail(request: web.Request) -> web.StreamResponse:
                    "words": v.word_count, "bytes": v.byte_count, "checks": ", ".join(v.checks)}
     return aiohttp_jinja2.render_template("detail.html", request, _ctx(
         request, v=v, item=item, base=base, timeline=timeline, diff=diff, cap_c=cap_c, base_c=base_c,
+        no_text={"baseline": "" if base_text.strip() else (base_c.error or "no text"),
+                 "capture": "" if cap_text.strip() else (cap_c.error or "no text: the capture holds none")},
         evidence=fp_evidence, voters=set(st.cfg.engine.measures), qs=query_string(q), prev_id=prev_id, next_id=next_id,
         changes_only=request.query.get("changes") == "1", muted=st.review.is_muted(item.seed),
         shots=st.shots is not None and st.shots.available))
