@@ -32,8 +32,8 @@ from .config_problems import FieldProblemError, describe
 from .config_problems import line as problem_line
 from .errors import ConfigError
 from .model import ChangeClass, Profile, TopicStatus
-from .seeds.settings import SeedsConfig
 from .review.settings import ReviewConfig
+from .seeds.settings import SeedsConfig
 
 ENV_PREFIX = "DRIFTLINE__"
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config.yaml"
