@@ -79,3 +79,42 @@ async def test_a_memento_is_read_raw_from_its_archive(tmp_path: Path) -> None:
                                     load_config(None))
         assert c.data is None and c.error and re.search(r"blocked", c.error)
         assert len(seen) == 1
+
+
+def test_pin_in_a_store_the_stream_writes(tmp_path: Path) -> None:
+    """A store written capture by capture (the stream's Watcher) keeps no pages: the pin re-scores from
+    the fingerprints it keeps, and the history's state takes the pin for the captures still to come."""
+    from datetime import UTC, datetime
+
+    from watcher.engine import Engine
+    from watcher.model import Capture
+    from watcher.review.rescore import pin_baseline
+    from watcher.store.labels import review_data
+    from watcher.store.sqlite import SQLiteStore
+    from watcher.watch import Watcher
+
+    cfg = load_config(None)
+    store = SQLiteStore(tmp_path / "stream.db")
+    watcher = Watcher(Engine(cfg.engine), store)
+    pages = [page_html(1), page_html(1, variant=1), page_html(0, off_topic=True), page_html(1, variant=2)]
+    for month, body in enumerate(pages, 1):
+        watcher.handle(Capture(url=URL, timestamp=datetime(2024, month, 1, tzinfo=UTC), content=body,
+                               content_type="text/html"))
+    try:
+        review = review_data(store)
+        review.sync()
+        history = review.queue(Query()).items[0].history
+        tl = review.timeline(history)
+        assert [i.change for i in tl][0] == "baseline" and tl[1].change != "baseline"
+        changed = pin_baseline(store, review, tl[1].verdict_id, cfg)
+        assert changed and changed[0].verdict_id == tl[1].verdict_id and changed[0].change == "baseline"
+        assert changed[0].version == 2
+        for v in (store.get_verdict(i.verdict_id) for i in tl[2:]):
+            assert v is not None and v.baseline_time == datetime(2024, 2, 1, tzinfo=UTC)  # against the pin
+        assert store.get_state(history).pinned is not None
+        assert review.pins() == {history: "20240201000000"}
+        nxt = watcher.handle(Capture(url=URL, timestamp=datetime(2024, 5, 1, tzinfo=UTC), content=page_html(1),
+                                     content_type="text/html")).verdict
+        assert nxt.baseline_time == datetime(2024, 2, 1, tzinfo=UTC)  # the stream goes on from the pin
+    finally:
+        store.close()
