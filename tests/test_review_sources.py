@@ -105,7 +105,7 @@ def test_pin_in_a_store_the_stream_writes(tmp_path: Path) -> None:
         review.sync()
         history = review.queue(Query()).items[0].history
         tl = review.timeline(history)
-        assert [i.change for i in tl][0] == "baseline" and tl[1].change != "baseline"
+        assert tl[0].change == "baseline" and tl[1].change != "baseline"
         changed = pin_baseline(store, review, tl[1].verdict_id, cfg)
         assert changed and changed[0].verdict_id == tl[1].verdict_id and changed[0].change == "baseline"
         assert changed[0].version == 2
