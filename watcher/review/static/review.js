@@ -21,6 +21,9 @@
     return scope && scope.querySelector('button[data-label="' + label + '"]');
   }
   document.addEventListener("DOMContentLoaded", function () {
+    if (window.location.hash === "#note" && document.getElementById("note")) {
+      document.getElementById("note").focus();
+    }
     var sel = new URL(window.location.href).searchParams.get("sel");
     var all = rows();
     if (all.length) {
