@@ -48,6 +48,8 @@ def _warc(locator: str, url: str, when: datetime, cfg: Config) -> Content:
 def _memento(uri_m: str, cfg: Config) -> Content:
     from ..sources.fetch import fetch_raw, run_batch
 
+    # the batch client (address guard, size cap), with the review's own timeout
+    cfg = cfg.model_copy(update={"scan": cfg.scan.model_copy(update={"timemap_timeout_s": cfg.review.fetch_timeout_s})})
     res = run_batch(cfg, lambda f: fetch_raw(f, uri_m, max_redirects=cfg.scan.follow_redirects))
     return Content(res.content, res.content_type, res.error, uri_m)
 
