@@ -146,6 +146,7 @@ def test_curator_loop_in_a_real_browser(chromium_path: Path, tmp_path: Path) -> 
     assert len(rows_out) == 2 and rows_out[1][0] == "2" and rows_out[1][3] == "0"
 
 
+@pytest.mark.shared
 def test_curator_loop_on_a_gold_subset(chromium_path: Path, gold_dir: Path, tmp_path: Path) -> None:
     """Twelve TimeMaps of the gold standard: the curator labels every off-topic verdict of the queue's
     first page by keyboard as the gold file says; the export then equals the gold labels of those
