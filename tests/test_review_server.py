@@ -192,3 +192,26 @@ async def test_bulk_labelling_of_a_selection(served: tuple[TestClient, object, o
                           headers={"X-CSRF-Token": _csrf(html), "HX-Request": "true"})
     body = await r.text()
     assert 'id="stats" hx-swap-oob="true"' in body and "reviewed <b>4</b>" in body
+
+
+async def test_next_and_previous_cross_page_ends(result: Path, tmp_path: Path) -> None:
+    """j/k walk the filtered queue across its pages: the last row of page 1 leads to page 2's first."""
+    from watcher.config import Config
+
+    store, review, where, _ = open_input(str(result), str(tmp_path / "p.sqlite"))
+    cfg = Config.model_validate({"review": {"page_size": 3}})
+    client = TestClient(TestServer(make_app(store, review, cfg, where=where), host="127.0.0.1"))
+    await client.start_server()
+    try:
+        order = [i.verdict_id for i in review.queue(Query(size=8)).items]
+        html = await (await client.get(f"/v/{order[2]}")).text()
+        m = re.search(r'href="([^"]+)" id="next"', html)
+        assert m and m.group(1) == f"/v/{order[3]}?page=2"
+        html = await (await client.get(m.group(1))).text()
+        m = re.search(r'href="([^"]+)" id="prev"', html)
+        assert m and m.group(1) == f"/v/{order[2]}"
+        html = await (await client.get(f"/v/{order[7]}?page=3")).text()
+        assert 'id="next"' not in html and 'id="prev"' in html
+    finally:
+        await client.close()
+        store.close()

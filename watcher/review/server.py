@@ -204,21 +204,46 @@ async def detail(request: web.Request) -> web.StreamResponse:
     limit = st.cfg.review.max_text_chars
     base_text, cap_text = page_text(base_c, limit), page_text(cap_c, limit)
     diff = word_diff(base_text, cap_text)
-    # neighbours in the queue as filtered, for j/k
-    page = await asyncio.to_thread(st.review.queue, q)
-    ids = [i.verdict_id for i in page.items]
-    pos = ids.index(vid) if vid in ids else -1
-    prev_id = ids[pos - 1] if pos > 0 else None
-    next_id = ids[pos + 1] if 0 <= pos < len(ids) - 1 else None
+    prev_link, next_link = await asyncio.to_thread(_neighbours, st, q, vid)
     fp_evidence = {"title": v.title, "page kind": v.page_kind or "", "language": v.language or "",
                    "words": v.word_count, "bytes": v.byte_count, "checks": ", ".join(v.checks)}
     return aiohttp_jinja2.render_template("detail.html", request, _ctx(
         request, v=v, item=item, base=base, timeline=timeline, diff=diff, cap_c=cap_c, base_c=base_c,
         no_text={"baseline": "" if base_text.strip() else (base_c.error or "no text"),
                  "capture": "" if cap_text.strip() else (cap_c.error or "no text: the capture holds none")},
-        evidence=fp_evidence, voters=set(st.cfg.engine.measures), qs=query_string(q), prev_id=prev_id, next_id=next_id,
+        evidence=fp_evidence, voters=set(st.cfg.engine.measures), qs=query_string(q), prev_link=prev_link,
+        next_link=next_link,
         changes_only=request.query.get("changes") == "1", muted=st.review.is_muted(item.seed),
         shots=st.shots is not None and st.shots.available))
+
+
+def _neighbours(st: ReviewState, q: Query, vid: str) -> tuple[str | None, str | None]:
+    """Links to the previous and next verdict of the filtered queue (for j/k), across page ends: the
+    page in the address is looked at first, then the pages beside it."""
+    import dataclasses
+
+    pages: dict[int, list[str]] = {}
+
+    def ids(n: int) -> list[str]:
+        if n not in pages:
+            pages[n] = [i.verdict_id for i in st.review.queue(dataclasses.replace(q, page=n)).items] if n >= 1 else []
+        return pages[n]
+
+    here = next((n for n in (q.page, q.page + 1, q.page - 1) if vid in ids(n)), None)
+    if here is None:
+        return None, None
+    row = ids(here)
+    pos = row.index(vid)
+    prev = (here, row[pos - 1]) if pos > 0 else ((here - 1, ids(here - 1)[-1]) if ids(here - 1) else None)
+    nxt = (here, row[pos + 1]) if pos < len(row) - 1 else ((here + 1, ids(here + 1)[0]) if ids(here + 1) else None)
+
+    def link(target: tuple[int, str] | None) -> str | None:
+        if target is None:
+            return None
+        qs = query_string(dataclasses.replace(q, page=target[0]))
+        return f"/v/{target[1]}" + (f"?{qs}" if qs else "")
+
+    return link(prev), link(nxt)
 
 
 async def archived(request: web.Request) -> web.StreamResponse:
