@@ -215,3 +215,28 @@ async def test_next_and_previous_cross_page_ends(result: Path, tmp_path: Path) -
     finally:
         await client.close()
         store.close()
+
+
+async def test_verdicts_stored_meanwhile_join_the_queue(result: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store a crawl is writing: a verdict stored after the page started appears without a restart."""
+    import asyncio
+    import dataclasses
+
+    import watcher.review.server as server
+
+    monkeypatch.setattr(server, "SYNC_S", 0.2)
+    client, store, review = await _client(result, tmp_path)
+    try:
+        assert review.queue(Query()).total == 8  # type: ignore[attr-defined]
+        v = store.get_verdict(review.queue(Query()).items[0].verdict_id)  # type: ignore[attr-defined]
+        store.put_verdict(dataclasses.replace(v, verdict_id="f" * 32, history="gold:9"))  # type: ignore[attr-defined]
+        for _ in range(50):
+            await asyncio.sleep(0.1)
+            if "all <b>9</b>" in await (await client.get("/")).text():
+                break
+        else:
+            raise AssertionError("the new verdict never joined the queue")
+    finally:
+        await client.close()
+        store.close()  # type: ignore[attr-defined]

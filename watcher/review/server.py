@@ -17,13 +17,14 @@ Security model.  The page changes data (labels, baselines, mutes), so:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import ipaddress
 import logging
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -131,6 +132,7 @@ def _refresh_metrics(st: ReviewState) -> dict[str, Any]:
 
 
 HEADER_TTL_S = 2.0
+SYNC_S = 60.0  # how often the queue takes in verdicts stored since (a store a crawl is writing)
 
 
 def _header(st: ReviewState) -> dict[str, Any]:
@@ -442,7 +444,25 @@ def make_app(store: BaselineStore, review: SQLReview, cfg: Config, *, where: str
         if st.shots is not None:
             await st.shots.close()
 
+    async def follow(_: web.Application) -> AsyncIterator[None]:
+        """Verdicts a running ``driftline run`` stores meanwhile join the queue (one sync a minute)."""
+        async def loop() -> None:
+            while True:
+                await asyncio.sleep(SYNC_S)
+                try:
+                    if await asyncio.to_thread(review.sync):
+                        st.header = None
+                except DriftlineError as exc:
+                    log.warning("review: cannot read new verdicts: %s", exc)
+
+        task = asyncio.create_task(loop())
+        yield
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
     app.on_cleanup.append(close_shots)
+    app.cleanup_ctx.append(follow)
     app.router.add_static("/static/", str(HERE / "static"))
     if not read_only:
         app.router.add_post("/label", post_label)
