@@ -7,7 +7,7 @@ Security model.  The page changes data (labels, baselines, mutes), so:
   an HttpOnly cookie);
 - every write is a POST carrying the page's CSRF token (form field ``csrf`` or header
   ``X-CSRF-Token``), compared in constant time; a POST from another origin is refused too;
-- ``read_only`` registers no write route at all (a POST is a 405);
+- ``read_only`` registers no write route at all (a POST finds no route);
 - archived HTML is served only to a sandboxed frame (``sandbox`` without ``allow-scripts`` or
   ``allow-same-origin``), with a Content-Security-Policy that refuses every fetch (``default-src
   'none'``): the reviewer's browser never reaches the live web, whatever the page links to;
@@ -25,7 +25,8 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import asdict, dataclass
+import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -222,8 +223,6 @@ async def detail(request: web.Request) -> web.StreamResponse:
 def _neighbours(st: ReviewState, q: Query, vid: str) -> tuple[str | None, str | None]:
     """Links to the previous and next verdict of the filtered queue (for j/k), across page ends: the
     page in the address is looked at first, then the pages beside it."""
-    import dataclasses
-
     pages: dict[int, list[str]] = {}
 
     def ids(n: int) -> list[str]:
@@ -433,7 +432,6 @@ def make_app(store: BaselineStore, review: SQLReview, cfg: Config, *, where: str
     env = aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True,
                                undefined=jinja2.StrictUndefined)
     env.filters["pct"] = lambda x: "–" if x is None else f"{100 * x:.0f}%"
-    env.globals["asdict"] = asdict
     app.router.add_get("/", queue)
     app.router.add_get("/v/{vid}", detail)
     app.router.add_get("/archived/{vid}/{which:capture|baseline}", archived)
