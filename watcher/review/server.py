@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hmac
 import ipaddress
 import logging
@@ -25,7 +26,6 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
