@@ -60,6 +60,9 @@
         return;
       }
       var all = rows(), cur = selected(), i = all.indexOf(cur);
+      var edge = key === "j" ? i >= all.length - 1 : i <= 0;
+      var pager = document.querySelector('nav.pager a[rel="' + (key === "j" ? "next" : "prev") + '"]');
+      if (edge && pager) { window.location.href = pager.href; return; }  // on to the next (previous) page
       var next = all[key === "j" ? Math.min(all.length - 1, i + 1) : Math.max(0, i - 1)];
       select(next, true);
       return;
