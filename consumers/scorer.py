@@ -37,6 +37,7 @@ from watcher.model import Capture, Verdict
 from watcher.recommend import Recommendation
 from watcher.seeds.stream import SeedReporter, report_message
 from watcher.store.base import BaselineStore
+from watcher.store.labels import seed_muted
 from watcher.watch import Outcome
 
 from .deadletter import DeadLetters, header, source_position
@@ -216,6 +217,10 @@ class Scorer:
         out: list[Outgoing] = [(k.results_topic, key, verdict_message(verdict), None)]
         # Owed alerts are recorded with their verdict (one transaction); sent here, marked once acknowledged.
         alert = await self._call(self.watcher.store.alert_pending, verdict.verdict_id)
+        if alert and await self._call(seed_muted, self.watcher.store, verdict.seed or verdict.url):
+            # the curator muted this seed (driftline review): the alert is owed to nobody
+            await self._call(self.watcher.store.mark_alert_sent, verdict.verdict_id)
+            alert = False
         if alert:
             out.append((k.alerts_topic, key, alert_message(verdict), None))
         recommendation = None

@@ -341,6 +341,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .seeds.cli import register as register_seeds
 
     register_seeds(sub)
+    from .review.cli import register as register_review
+
+    register_review(sub)
     return p
 
 

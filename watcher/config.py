@@ -32,6 +32,7 @@ from .config_problems import FieldProblemError, describe
 from .config_problems import line as problem_line
 from .errors import ConfigError
 from .model import ChangeClass, Profile, TopicStatus
+from .review.settings import ReviewConfig
 from .seeds.settings import SeedsConfig
 
 ENV_PREFIX = "DRIFTLINE__"
@@ -450,6 +451,7 @@ class Config(_Frozen):
     alerts: AlertConfig = AlertConfig()
     doi: DoiConfig = DoiConfig()
     seeds: SeedsConfig = SeedsConfig()
+    review: ReviewConfig = ReviewConfig()  # watcher/review/settings.py
     log_level: str = "INFO"
     log_format: Literal["text", "json"] = "text"
 

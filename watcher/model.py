@@ -82,6 +82,9 @@ class Capture:
     label: int | None = None  # gold label (1 on-topic, 0 off-topic) when known
     doi: str | None = None
     expected_title: str | None = None
+    # Where the payload can be read again (``warc:<file>#<offset>``, ``file:<path>``): written to scan
+    # results so that ``driftline review`` re-reads a capture from the input the scan read.
+    locator: str | None = None
 
     @property
     def effective_digest(self) -> str | None:

@@ -20,7 +20,7 @@ from typing import Any, Protocol, TextIO
 from .config import Config, EngineConfig
 from .engine import Engine
 from .fingerprint import UNREADABLE
-from .model import Capture, HistoryResult
+from .model import Capture, HistoryResult, ts14
 
 log = logging.getLogger(__name__)
 
@@ -120,8 +120,18 @@ def scan(inputs: Sequence[str], cfg: Config, out: str | None, fmt: str | None = 
                                                  for v in r.verdicts)
             yield r
 
-    results = _progress(counted(score_histories(it, cfg, workers)), cfg.scan.progress, it)
-    write_results(results, out, fmt or cfg.scan.format, cfg, it.uri_t)
+    sources: dict[tuple[str, str, str], str] = {}
+
+    def located(histories: Iterable[tuple[str, list[Capture]]]) -> Iterator[tuple[str, list[Capture]]]:
+        """Each capture's locator, kept in this process for the writer (``driftline review`` reads it)."""
+        for history, caps in histories:
+            for c in caps:
+                if c.locator:
+                    sources[(c.history or history, ts14(c.timestamp), c.url)] = c.locator
+            yield history, caps
+
+    results = _progress(counted(score_histories(located(it), cfg, workers)), cfg.scan.progress, it)
+    write_results(results, out, fmt or cfg.scan.format, cfg, it.uri_t, sources)
     counts["unreadable inputs"] = len(it.unreadable)
     # stylesheets, scripts, images in the archives: not scored (events.document_mimetypes), as in the stream
     counts["skipped non-documents"] = sum(it.skipped.values())

@@ -162,6 +162,7 @@ class _Archived:
     when: datetime
     served: int = 0
     missing: int = 0
+    screenshot: bytes | None = None  # taken when set to b"" (screenshot_archived)
 
 
 @dataclasses.dataclass
@@ -311,6 +312,15 @@ class RenderPool:
         (404 when it has nothing); nothing is fetched from the network."""
         return await self._render(url, _Archived(url, document, resolver, when))
 
+    async def screenshot_archived(
+        self, url: str, document: FetchResult, resolver: ArchiveResolver, when: datetime
+    ) -> bytes:
+        """A PNG of the viewport of an archived capture rendered as :meth:`render_archived` does
+        (every request answered from the archive, nothing from the network): the curator's view."""
+        archived = _Archived(url, document, resolver, when, screenshot=b"")
+        await self._render(url, archived)
+        return archived.screenshot or b""
+
     async def _render(self, url: str, archived: _Archived | None) -> tuple[bytes, float]:
         started = time.perf_counter()
         async with self._sem:
@@ -323,6 +333,8 @@ class RenderPool:
                     async with asyncio.timeout(self.cfg.timeout_s):
                         if archived is not None:
                             html = await self._render_on(page, url)
+                            if archived.screenshot is not None:
+                                archived.screenshot = await page.screenshot(type="png")
                         else:
                             final = await self._prefetch(url)
                             try:

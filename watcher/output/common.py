@@ -94,8 +94,9 @@ def driftline_block(v: Verdict) -> dict[str, Any]:
     return block
 
 
-def capture_entry(v: Verdict, cfg: Config) -> dict[str, Any]:
-    """The JSON value stored under one URI-M."""
+def capture_entry(v: Verdict, cfg: Config, locator: str | None = None) -> dict[str, Any]:
+    """The JSON value stored under one URI-M (``locator``: where the capture's payload can be read
+    again, written as ``driftline.source.locator`` for ``driftline review``)."""
     # as Engine.fingerprint read it: by the profile and the kind of page the history stands for
     removed = cfg.engine.extract.main_content_for(v.profile, seed_kind(v.url) == "page")
     entry: dict[str, Any] = {
@@ -106,7 +107,17 @@ def capture_entry(v: Verdict, cfg: Config) -> dict[str, Any]:
     if v.change == "error":
         entry["access error"] = v.reason
     entry[DRIFTLINE_KEY] = driftline_block(v)
+    if locator:
+        entry[DRIFTLINE_KEY]["source"] = {"locator": locator}
     return entry
+
+
+# Where each capture of a scan can be read again: (history, 14-digit time, URL) -> locator.
+Locators = Mapping[tuple[str, str, str], str]
+
+
+def locator_of(v: Verdict, sources: Locators | None) -> str | None:
+    return sources.get((v.history, ts14(v.capture_time), v.url)) if sources else None
 
 
 def change_counts(result: HistoryResult) -> dict[str, int]:

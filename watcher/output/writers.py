@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import json
 import logging
 import os
@@ -26,9 +27,11 @@ from ..model import HistoryResult
 from .common import (
     CHANGE_CLASSES,
     SUMMARY_KEY,
+    Locators,
     capture_entry,
     change_counts,
     iso,
+    locator_of,
     summary_block,
     unique_key,
     uri_m_of,
@@ -50,7 +53,7 @@ def _indent(text: str, prefix: str) -> str:
 
 
 def write_json(results: Iterable[HistoryResult], out: TextIO, cfg: Config,
-               uri_t: Mapping[str, str] | None = None) -> int:
+               uri_t: Mapping[str, str] | None = None, *, sources: Locators | None = None) -> int:
     """OTMT-compatible JSON, streamed one URI-T at a time.  Returns the number
     of captures written."""
     n = 0
@@ -61,7 +64,7 @@ def write_json(results: Iterable[HistoryResult], out: TextIO, cfg: Config,
         block: dict[str, Any] = {}
         used_m: set[str] = set()
         for v in result.verdicts:
-            block[unique_key(uri_m_of(v), used_m)] = capture_entry(v, cfg)
+            block[unique_key(uri_m_of(v), used_m)] = capture_entry(v, cfg, locator_of(v, sources))
             n += 1
         block[SUMMARY_KEY] = summary_block(result)
         key = unique_key(uri_t_of(result, uri_t), used_t)
@@ -74,7 +77,8 @@ def write_json(results: Iterable[HistoryResult], out: TextIO, cfg: Config,
 
 
 def iter_jsonl_records(results: Iterable[HistoryResult], cfg: Config,
-                       uri_t: Mapping[str, str] | None = None) -> Iterator[dict[str, Any]]:
+                       uri_t: Mapping[str, str] | None = None, *,
+                       sources: Locators | None = None) -> Iterator[dict[str, Any]]:
     """One flat-ish record per capture: history, uri_t, uri_m, url + the JSON entry."""
     for result in results:
         t = uri_t_of(result, uri_t)
@@ -82,15 +86,15 @@ def iter_jsonl_records(results: Iterable[HistoryResult], cfg: Config,
         for v in result.verdicts:
             rec: dict[str, Any] = {"history": result.history, "uri_t": t, "uri_m": unique_key(uri_m_of(v), used_m),
                                    "url": v.url}
-            rec.update(capture_entry(v, cfg))
+            rec.update(capture_entry(v, cfg, locator_of(v, sources)))
             yield rec
 
 
 def write_jsonl(results: Iterable[HistoryResult], out: TextIO, cfg: Config,
-                uri_t: Mapping[str, str] | None = None) -> int:
+                uri_t: Mapping[str, str] | None = None, *, sources: Locators | None = None) -> int:
     """One JSON object per line and capture, streamed (constant memory)."""
     n = 0
-    for rec in iter_jsonl_records(results, cfg, uri_t):
+    for rec in iter_jsonl_records(results, cfg, uri_t, sources=sources):
         out.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n")
         n += 1
     return n
@@ -254,16 +258,18 @@ def _open_target(path: str | None) -> Iterator[TextIO]:
 
 
 def write_results(results: Iterable[HistoryResult], path: str | None, fmt: str, cfg: Config,
-                  uri_t: Mapping[str, str] | None = None) -> None:
+                  uri_t: Mapping[str, str] | None = None, sources: Locators | None = None) -> None:
     """Write ``results`` to ``path`` (None or "-" = stdout) in format ``fmt``
     (json, csv, jsonl, summary).  ``uri_t`` maps history keys to TimeMap URIs
     (:attr:`watcher.sources.HistoryIterator.uri_t`); it may fill while
-    ``results`` is consumed.
+    ``results`` is consumed, as may ``sources`` (each capture's locator, json and jsonl only).
 
     Output is flushed after each history.  On Ctrl-C the histories finished
     so far are kept (the file is put in place, a JSON document closed) and
     :class:`~watcher.errors.Interrupted` says how many."""
     writer = WRITERS.get(fmt)
+    if fmt in ("json", "jsonl") and sources is not None:
+        writer = functools.partial(write_json if fmt == "json" else write_jsonl, sources=sources)
     if writer is None:
         raise ConfigError(f"unknown output format {fmt!r}; known: {', '.join(WRITERS)}", reason="output_format")
     where = path if path not in (None, "-") else "stdout"

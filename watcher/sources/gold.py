@@ -123,6 +123,7 @@ def iter_gold(directory: str, rows: list[GoldRow] | None = None) -> Iterator[tup
                 history=history,
                 error=error,
                 label=row.label,
+                locator=f"file:{path.resolve()}" if content is not None else None,
             ))
         captures.sort(key=lambda c: c.timestamp)
         yield history, captures

@@ -14,6 +14,7 @@ declared payload digest (``WARC-Payload-Digest``), as it has no bytes of its own
 from __future__ import annotations
 
 import logging
+import os
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -192,8 +193,11 @@ def dedupe(entries: Iterable[IndexEntry]) -> list[IndexEntry]:
     return out
 
 
-def build_capture(entry: IndexEntry, loaded: Loaded, *, is_revisit: bool, digest: str | None) -> Capture:
+def build_capture(entry: IndexEntry, loaded: Loaded, *, is_revisit: bool, digest: str | None,
+                  read_from: IndexEntry | None = None) -> Capture:
+    """``read_from``: the record the payload came from (a revisit's original), when not ``entry``."""
     content_type = loaded.content_type or entry.mime
+    where = read_from or entry
     return Capture(
         url=entry.url,
         timestamp=entry.time,
@@ -205,6 +209,7 @@ def build_capture(entry: IndexEntry, loaded: Loaded, *, is_revisit: bool, digest
         source=entry.source,
         is_revisit=is_revisit,
         error=loaded.error or ("truncated" if entry.truncated else None),
+        locator=f"warc:{os.path.abspath(where.path)}#{where.offset}" if loaded.content is not None else None,
     )
 
 
@@ -265,4 +270,4 @@ def _capture_for(e: IndexEntry, loader: RecordLoader, resolver: RevisitResolver)
     status = e.status if e.status is not None else orig.status
     loaded = Loaded(orig.content, status, orig.headers, orig.content_type or original.mime, orig.error)
     digest = e.digest or (payload_digest(orig.content) if orig.content is not None else None)
-    return build_capture(e, loaded, is_revisit=True, digest=digest)
+    return build_capture(e, loaded, is_revisit=True, digest=digest, read_from=original)

@@ -1,0 +1,98 @@
+"""``driftline review`` and ``driftline labels export``: parsers and the functions they run.
+
+``register(sub)`` adds both to the main parser (watcher/cli.py calls it once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..config import Config
+
+_REVIEW_EXAMPLES = """examples:
+  driftline review result.json                      labels kept in result.json.review.sqlite
+  driftline review driftline.db                     the store `driftline run` writes
+  driftline review postgresql://driftline@db/driftline --read-only
+  DRIFTLINE__REVIEW__TOKEN=s3cret driftline review result.jsonl --host 0.0.0.0
+"""
+_EXPORT_EXAMPLES = """examples:
+  driftline labels export --store result.json.review.sqlite -o labels.tsv
+  driftline labels export --store postgresql://driftline@db/driftline -f jsonl -o labels.jsonl
+"""
+_LABELS_EXAMPLES = """examples:
+  driftline labels export --store result.json.review.sqlite -o labels.tsv
+  driftline eval labels.tsv result.json             driftline measured on the curator's labels
+  driftline labels export --store driftline.db -f jsonl
+"""
+
+
+def run_review(args: argparse.Namespace, cfg: Config) -> int:
+    from .ingest import open_input
+    from .server import check_bind, make_app, serve, started_line
+
+    host = args.host or cfg.review.host
+    port = cfg.review.port if args.port is None else args.port
+    token = cfg.review.token.get_secret_value() if cfg.review.token else None
+    check_bind(host, token)  # before anything is opened or imported
+    store, review, where, _ = open_input(args.input, args.store)
+    try:
+        shots = Path(cfg.review.screenshot_dir) if cfg.review.screenshot_dir else (
+            Path(f"{where}.shots") if Path(where).is_file() else Path(tempfile.gettempdir()) / "driftline-review-shots")
+        app = make_app(store, review, cfg, where=where, read_only=args.read_only, token=token, shots_dir=shots)
+
+        def announce(url: str) -> None:
+            print(started_line(where, url), flush=True)
+
+        asyncio.run(serve(app, host, port, announce))
+    finally:
+        store.close()
+    return 0
+
+
+def run_labels(args: argparse.Namespace, cfg: Config) -> int:
+    from .labels import export_labels
+
+    if args.store:
+        store = args.store
+    elif cfg.store.backend == "postgres" and cfg.store.dsn is not None:
+        store = cfg.store.dsn.get_secret_value()
+    else:
+        store = cfg.store.path
+    n = export_labels(store, Path(args.output) if args.output else None, args.format)
+    print(f"driftline labels: {n} labels written ({args.format})", file=sys.stderr)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    r = sub.add_parser("review", help="the curator's page: verdicts seen, checked and labelled",
+                       description="the curator's page: verdicts seen, checked and labelled",
+                       epilog=_REVIEW_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    r.add_argument("input", metavar="INPUT", help="a store (SQLite file or postgresql:// DSN) or a scan result "
+                   "(JSON or JSONL of 'driftline scan')")
+    r.add_argument("--store", metavar="PATH|DSN", help="where a scan result's verdicts and labels are kept "
+                   "(default: <result file>.review.sqlite)")
+    r.add_argument("--host", metavar="H", help="address to bind (default: review.host, 127.0.0.1; any other "
+                   "needs review.token)")
+    r.add_argument("--port", type=int, metavar="P", help="port (default: review.port; 0 = a free one)")
+    r.add_argument("--read-only", action="store_true", help="serve no write at all")
+    r.set_defaults(func=run_review)
+
+    lab = sub.add_parser("labels", help="the curator's labels: export",
+                         description="the curator's labels: export", epilog=_LABELS_EXAMPLES,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    lsub = lab.add_subparsers(dest="labels_command", required=True, metavar="ACTION", help="export")
+    e = lsub.add_parser("export", help="write the labels as gold TSV (what eval reads) or JSONL",
+                        description="write the curator's labels as gold TSV (what eval reads) or JSONL",
+                        epilog=_EXPORT_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    e.add_argument("--store", metavar="PATH|DSN", help="the store holding the labels (default: store.path, or "
+                   "store.dsn for the postgres backend)")
+    e.add_argument("-f", "--format", choices=["gold", "jsonl"], default="gold",
+                   help="gold: id, date, URI, label (1 on topic, 0 off topic; blocked/unsure left out); jsonl: "
+                        "every label with note, time, reviewer")
+    e.add_argument("-o", "--output", metavar="FILE", help="output file (default: stdout)")
+    e.set_defaults(func=run_labels)

@@ -1,0 +1,495 @@
+"""The curator's page: an aiohttp app rendered on the server (aiohttp-jinja2), htmx for partial updates.
+
+Security model.  The page changes data (labels, baselines, mutes), so:
+
+- it binds 127.0.0.1 unless told otherwise, and any other address needs ``review.token`` (checked at
+  start-up by :func:`check_bind`); with a token every request must carry it (``?token=`` once, then
+  an HttpOnly cookie);
+- every write is a POST carrying the page's CSRF token (form field ``csrf`` or header
+  ``X-CSRF-Token``), compared in constant time; a POST from another origin is refused too;
+- ``read_only`` registers no write route at all (a POST finds no route);
+- archived HTML is served only to a sandboxed frame (``sandbox`` without ``allow-scripts`` or
+  ``allow-same-origin``), with a Content-Security-Policy that refuses every fetch (``default-src
+  'none'``): the reviewer's browser never reaches the live web, whatever the page links to;
+- templates autoescape everything a capture holds (titles, text, reasons, notes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import hmac
+import ipaddress
+import logging
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import aiohttp_jinja2
+import jinja2
+from aiohttp import web
+from prometheus_client import CollectorRegistry, Gauge
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+
+from ..config import Config
+from ..errors import ConfigError, DriftlineError
+from ..model import Verdict
+from ..store.base import BaselineStore
+from ..store.labels import LABELS, POLARITY, SEVERITY, Item, Query, SQLReview
+from .content import Content, load_content, page_text, word_diff
+from .shots import Shots
+
+log = logging.getLogger(__name__)
+
+HERE = Path(__file__).parent
+# One key per label (shown on the controls); j/k move, n writes a note.
+KEYS = {"on-topic": "o", "off-topic": "x", "drifted": "d", "unchanged": "u", "blocked": "b", "unsure": "s"}
+ARCHIVED_CSP = ("sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; "
+                "form-action 'none'; frame-ancestors 'self'; base-uri 'none'")
+PAGE_CSP = ("default-src 'self'; frame-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+            "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+STORE_KEY = web.AppKey("review_state", object)
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, token: str | None) -> None:
+    """Refuse (one line) a non-loopback address without a token."""
+    if not is_loopback(host) and not token:
+        raise ConfigError(f"review: refusing to serve on {host} without a token: set review.token "
+                          "(DRIFTLINE__REVIEW__TOKEN) or bind 127.0.0.1", reason="review_token")
+
+
+@dataclass
+class ReviewState:
+    store: BaselineStore
+    review: SQLReview
+    cfg: Config
+    where: str
+    read_only: bool
+    token: str | None
+    csrf: str
+    registry: CollectorRegistry
+    reviewed: Gauge
+    agreement: Gauge
+    labelled: Gauge
+    cache: OrderedDict[str, Content]
+    lock: asyncio.Lock
+    header: tuple[float, dict[str, Any]] | None = None  # (when, figures): the page header's, see _header
+    shots: Shots | None = None
+
+
+def _state(request: web.Request) -> ReviewState:
+    st = request.app[STORE_KEY]
+    assert isinstance(st, ReviewState)
+    return st
+
+
+def query_of(params: Any, size: int) -> Query:
+    def get(name: str) -> str:
+        return str(params.get(name, "") or "").strip()[:500]
+
+    try:
+        page = max(1, int(get("page") or 1))
+    except ValueError:
+        page = 1
+    reviewed = get("reviewed")
+    return Query(change=get("change"), profile=get("profile"), where=get("where"), language=get("lang"),
+                 date_from=get("from"), date_to=get("to"), reviewed=reviewed if reviewed in ("yes", "no") else "",
+                 disagree=get("disagree") in ("1", "on", "yes"), page=page, size=size)
+
+
+def query_string(q: Query, **change: Any) -> str:
+    d = {"change": q.change, "profile": q.profile, "where": q.where, "lang": q.language, "from": q.date_from,
+         "to": q.date_to, "reviewed": q.reviewed, "disagree": "1" if q.disagree else "", "page": q.page}
+    d.update(change)
+    return urlencode({k: v for k, v in d.items() if v not in ("", None, False) and not (k == "page" and v == 1)})
+
+
+def _refresh_metrics(st: ReviewState) -> dict[str, Any]:
+    agree = st.review.agreement()
+    n = st.review.reviewed()
+    st.reviewed.set(n)
+    total = sum(a for a, _ in agree.values())
+    ok = sum(b for _, b in agree.values())
+    for change, (a, b) in agree.items():
+        st.labelled.labels(change=change).set(a)
+        st.agreement.labels(change=change).set(b / a if a else 0.0)
+    return {"reviewed": n, "agreement": (ok / total) if total else None,
+            "per_class": {c: (b / a if a else None, a) for c, (a, b) in sorted(agree.items())}}
+
+
+HEADER_TTL_S = 2.0
+SYNC_S = 60.0  # how often the queue takes in verdicts stored since (a store a crawl is writing)
+
+
+def _header(st: ReviewState) -> dict[str, Any]:
+    """The header's figures, recomputed after this server's own writes and at most every
+    :data:`HEADER_TTL_S` otherwise (another reviewer may write to the same store)."""
+    now = time.monotonic()
+    if st.header is None or now - st.header[0] > HEADER_TTL_S:
+        st.header = (now, _refresh_metrics(st))
+    return st.header[1]
+
+
+def _ctx(request: web.Request, **extra: Any) -> dict[str, Any]:
+    st = _state(request)
+    return {"csrf": st.csrf, "read_only": st.read_only, "labels": LABELS, "keys": KEYS, "where": st.where,
+            "header": _header(st), "severity": SEVERITY, **extra}
+
+
+async def queue(request: web.Request) -> web.StreamResponse:
+    st = _state(request)
+    q = query_of(request.query, st.cfg.review.page_size)
+    page = await asyncio.to_thread(st.review.queue, q)
+    pages = max(1, (page.total + q.size - 1) // q.size)
+    counts = [(c, page.counts.get(c, 0)) for c in SEVERITY if page.counts.get(c)]
+    return aiohttp_jinja2.render_template("queue.html", request, _ctx(
+        request, q=q, page=page, pages=pages, counts=counts, qs=query_string(q),
+        prev_qs=query_string(q, page=q.page - 1) if q.page > 1 else None,
+        next_qs=query_string(q, page=q.page + 1) if q.page < pages else None,
+        filter_qs=lambda **kw: query_string(q, page=1, **kw)))
+
+
+async def _content(st: ReviewState, v: Verdict | None, key: str) -> Content:
+    if v is None:
+        return Content(None, None, "no baseline")
+    async with st.lock:
+        hit = st.cache.get(key)
+        if hit is not None:
+            st.cache.move_to_end(key)
+            return hit
+    locator = st.review.source(v.verdict_id)
+    c = await asyncio.to_thread(load_content, locator, v.uri_m, v.url, v.capture_time, st.cfg)
+    async with st.lock:
+        st.cache[key] = c
+        while len(st.cache) > 64:
+            st.cache.popitem(last=False)
+    return c
+
+
+def _baseline_verdict(st: ReviewState, v: Verdict, timeline: list[Item]) -> Verdict | None:
+    if v.baseline_time is None:
+        return None
+    from ..model import ts14
+
+    want = ts14(v.baseline_time)
+    for it in timeline:
+        if it.ts == want:
+            return st.store.get_verdict(it.verdict_id)
+    return None
+
+
+async def detail(request: web.Request) -> web.StreamResponse:
+    st = _state(request)
+    vid = request.match_info["vid"]
+    v = await asyncio.to_thread(st.store.get_verdict, vid)
+    item = await asyncio.to_thread(st.review.item, vid)
+    if v is None or item is None:
+        raise web.HTTPNotFound(text="no such verdict")
+    q = query_of(request.query, st.cfg.review.page_size)
+    timeline = await asyncio.to_thread(st.review.timeline, v.history)
+    base = _baseline_verdict(st, v, timeline)
+    cap_c, base_c = await asyncio.gather(_content(st, v, vid), _content(st, base, f"{vid}:baseline"))
+    limit = st.cfg.review.max_text_chars
+    base_text, cap_text = page_text(base_c, limit), page_text(cap_c, limit)
+    diff = word_diff(base_text, cap_text)
+    prev_link, next_link = await asyncio.to_thread(_neighbours, st, q, vid)
+    fp_evidence = {"title": v.title, "page kind": v.page_kind or "", "language": v.language or "",
+                   "words": v.word_count, "bytes": v.byte_count, "checks": ", ".join(v.checks)}
+    return aiohttp_jinja2.render_template("detail.html", request, _ctx(
+        request, v=v, item=item, base=base, timeline=timeline, diff=diff, cap_c=cap_c, base_c=base_c,
+        no_text={"baseline": "" if base_text.strip() else (base_c.error or "no text"),
+                 "capture": "" if cap_text.strip() else (cap_c.error or "no text: the capture holds none")},
+        evidence=fp_evidence, voters=set(st.cfg.engine.measures), qs=query_string(q), prev_link=prev_link,
+        next_link=next_link,
+        changes_only=request.query.get("changes") == "1", muted=st.review.is_muted(item.seed),
+        shots=st.shots is not None and st.shots.available))
+
+
+def _neighbours(st: ReviewState, q: Query, vid: str) -> tuple[str | None, str | None]:
+    """Links to the previous and next verdict of the filtered queue (for j/k), across page ends: the
+    page in the address is looked at first, then the pages beside it."""
+    pages: dict[int, list[str]] = {}
+
+    def ids(n: int) -> list[str]:
+        if n not in pages:
+            pages[n] = [i.verdict_id for i in st.review.queue(dataclasses.replace(q, page=n)).items] if n >= 1 else []
+        return pages[n]
+
+    here = next((n for n in (q.page, q.page + 1, q.page - 1) if vid in ids(n)), None)
+    if here is None:
+        return None, None
+    row = ids(here)
+    pos = row.index(vid)
+    prev = (here, row[pos - 1]) if pos > 0 else ((here - 1, ids(here - 1)[-1]) if ids(here - 1) else None)
+    nxt = (here, row[pos + 1]) if pos < len(row) - 1 else ((here + 1, ids(here + 1)[0]) if ids(here + 1) else None)
+
+    def link(target: tuple[int, str] | None) -> str | None:
+        if target is None:
+            return None
+        qs = query_string(dataclasses.replace(q, page=target[0]))
+        return f"/v/{target[1]}" + (f"?{qs}" if qs else "")
+
+    return link(prev), link(nxt)
+
+
+async def archived(request: web.Request) -> web.StreamResponse:
+    """The archived HTML of a capture, for the sandboxed frame only (no script, no fetch)."""
+    st = _state(request)
+    vid, which = request.match_info["vid"], request.match_info["which"]
+    v = await asyncio.to_thread(st.store.get_verdict, vid)
+    if v is None:
+        raise web.HTTPNotFound()
+    if which == "baseline":
+        timeline = await asyncio.to_thread(st.review.timeline, v.history)
+        v2 = _baseline_verdict(st, v, timeline)
+        c = await _content(st, v2, f"{vid}:baseline")
+    else:
+        c = await _content(st, v, vid)
+    headers = {"Content-Security-Policy": ARCHIVED_CSP, "X-Content-Type-Options": "nosniff",
+               "Referrer-Policy": "no-referrer", "Cache-Control": "private, max-age=600"}
+    if c.data is None:
+        return web.Response(text=f"no archived copy: {c.error or 'unknown'}", content_type="text/plain",
+                            headers=headers)
+    from ..extract.decode import decode
+
+    text, _ = decode(c.data, c.content_type)
+    return web.Response(text=text, content_type="text/html", headers=headers)
+
+
+# -- writes -------------------------------------------------------------------
+
+async def _form(request: web.Request) -> dict[str, str]:
+    st = _state(request)
+    form = await request.post()
+    sent = request.headers.get("X-CSRF-Token") or str(form.get("csrf", ""))
+    if not sent or not hmac.compare_digest(sent.encode(), st.csrf.encode()):
+        raise web.HTTPForbidden(text="missing or wrong CSRF token")
+    origin = request.headers.get("Origin")
+    if origin and origin != "null" and origin.split("://", 1)[-1] != request.host:
+        raise web.HTTPForbidden(text="cross-origin write refused")
+    st.header = None  # a write: the header's figures change
+    out: dict[str, str] = {}
+    for k in form:
+        val = form.getall(k)
+        out[k] = ",".join(str(x) for x in val)
+    return out
+
+
+def _back(request: web.Request, form: dict[str, str], default: str) -> web.StreamResponse:
+    if request.headers.get("HX-Request"):
+        return web.Response(status=204, headers={"HX-Refresh": "true"} if form.get("refresh") else {})
+    raise web.HTTPSeeOther(form.get("next") or default)
+
+
+async def post_label(request: web.Request) -> web.StreamResponse:
+    st = _state(request)
+    form = await _form(request)
+    label = form.get("label", "")
+    if label not in POLARITY:
+        raise web.HTTPBadRequest(text="unknown label")
+    ids = [i for i in form.get("ids", form.get("vid", "")).split(",") if i]
+    note = form.get("note") if "note" in form else None
+    done: list[Item] = []
+    for vid in ids[:1000]:
+        item = await asyncio.to_thread(st.review.item, vid)
+        if item is None:
+            continue
+        await asyncio.to_thread(st.review.set_label, vid, item.version, label, note, st.cfg.review.reviewer)
+        done.append(item)
+    if request.headers.get("HX-Request") and len(done) == 1 and not form.get("refresh"):
+        item = await asyncio.to_thread(st.review.item, done[0].verdict_id)
+        return aiohttp_jinja2.render_template("_labels.html", request, _ctx(request, it=item, oob=True))
+    return _back(request, form, "/")
+
+
+async def post_note(request: web.Request) -> web.StreamResponse:
+    st = _state(request)
+    form = await _form(request)
+    vid = form.get("vid", "")
+    item = await asyncio.to_thread(st.review.item, vid)
+    if item is None:
+        raise web.HTTPNotFound()
+    label = item.label or "unsure"
+    await asyncio.to_thread(st.review.set_label, vid, item.version, label, form.get("note", "")[:4000],
+                            st.cfg.review.reviewer)
+    return _back(request, form, f"/v/{vid}")
+
+
+async def post_pin(request: web.Request) -> web.StreamResponse:
+    st = _state(request)
+    form = await _form(request)
+    vid = form.get("vid", "")
+    from .rescore import pin_baseline
+
+    try:
+        changed = await asyncio.to_thread(pin_baseline, st.store, st.review, vid, st.cfg, st.cfg.review.reviewer)
+    except DriftlineError as exc:
+        raise web.HTTPBadRequest(text=str(exc)) from exc
+    async with st.lock:
+        st.cache.clear()
+    log.info("pinned %s: %d verdicts re-published", vid, len(changed))
+    return _back(request, {**form, "refresh": "1"}, f"/v/{vid}")
+
+
+async def post_mute(request: web.Request) -> web.StreamResponse:
+    st = _state(request)
+    form = await _form(request)
+    seed = form.get("seed", "")
+    if not seed:
+        raise web.HTTPBadRequest(text="no seed")
+    await asyncio.to_thread(st.review.mute, seed, form.get("muted", "1") == "1", st.cfg.review.reviewer)
+    return _back(request, {**form, "refresh": "1"}, "/")
+
+
+async def screenshot(request: web.Request) -> web.StreamResponse:
+    """A PNG of the capture (or its baseline) rendered from the archive, cached."""
+    st = _state(request)
+    vid, which = request.match_info["vid"], request.match_info["which"]
+    v = await asyncio.to_thread(st.store.get_verdict, vid)
+    if v is None or st.shots is None:
+        raise web.HTTPNotFound()
+    if which == "baseline":
+        timeline = await asyncio.to_thread(st.review.timeline, v.history)
+        target = _baseline_verdict(st, v, timeline)
+        if target is None:
+            raise web.HTTPNotFound(text="no baseline capture")
+    else:
+        target = v
+    c = await _content(st, target, vid if which == "capture" else f"{vid}:baseline")
+    locator = await asyncio.to_thread(st.review.source, target.verdict_id)
+    try:
+        png = await st.shots.png(f"{target.verdict_id}", target.url, target.capture_time, c, locator, target.uri_m)
+    except DriftlineError as exc:
+        raise web.HTTPNotFound(text=str(exc)) from exc
+    return web.Response(body=png, content_type="image/png", headers={"Cache-Control": "private, max-age=3600"})
+
+
+async def metrics(request: web.Request) -> web.StreamResponse:
+    st = _state(request)
+    await asyncio.to_thread(_refresh_metrics, st)
+    return web.Response(body=generate_latest(st.registry), headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+# -- middleware -----------------------------------------------------------------
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+    st = _state(request)
+    fresh = False
+    if st.token:
+        given = request.query.get("token") or request.cookies.get("driftline_review", "")
+        if not given or not hmac.compare_digest(given.encode(), st.token.encode()):
+            raise web.HTTPUnauthorized(text="this review page needs its token (?token=...)")
+        fresh = "token" in request.query
+    resp = await handler(request)
+    if "Content-Security-Policy" not in resp.headers:
+        resp.headers["Content-Security-Policy"] = PAGE_CSP
+    resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+    resp.headers.setdefault("Referrer-Policy", "no-referrer")
+    if fresh and st.token:
+        resp.set_cookie("driftline_review", st.token, httponly=True, samesite="Strict")
+    return resp
+
+
+def make_app(store: BaselineStore, review: SQLReview, cfg: Config, *, where: str, read_only: bool = False,
+             token: str | None = None, shots_dir: Path | None = None) -> web.Application:
+    """The review app; ``shots_dir``: where screenshots are cached (None: no screenshots)."""
+    registry = CollectorRegistry()
+    st = ReviewState(
+        store=store, review=review, cfg=cfg, where=where, read_only=read_only, token=token,
+        csrf=secrets.token_urlsafe(32), registry=registry,
+        reviewed=Gauge("driftline_review_captures_reviewed", "Captures the curator labelled", registry=registry),
+        agreement=Gauge("driftline_review_agreement_ratio", "Share of labelled captures where the curator's "
+                        "polarity agrees with driftline's verdict, per driftline change class", ["change"],
+                        registry=registry),
+        labelled=Gauge("driftline_review_labelled", "Labelled captures with a topic polarity, per driftline change "
+                       "class", ["change"], registry=registry),
+        cache=OrderedDict(), lock=asyncio.Lock(),
+        shots=Shots(cfg, shots_dir) if shots_dir is not None and cfg.review.screenshots else None)
+    for c in SEVERITY:  # every series exported from the start (the metrics module's convention)
+        st.agreement.labels(change=c).set(0.0)
+        st.labelled.labels(change=c).set(0)
+    app = web.Application(middlewares=[guard], client_max_size=1 << 20)
+    app[STORE_KEY] = st
+    env = aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True,
+                               undefined=jinja2.StrictUndefined)
+    env.filters["pct"] = lambda x: "–" if x is None else f"{100 * x:.0f}%"
+    app.router.add_get("/", queue)
+    app.router.add_get("/v/{vid}", detail)
+    app.router.add_get("/archived/{vid}/{which:capture|baseline}", archived)
+    app.router.add_get("/metrics", metrics)
+    app.router.add_get("/shot/{vid}/{which:capture|baseline}.png", screenshot)
+
+    async def close_shots(_: web.Application) -> None:
+        if st.shots is not None:
+            await st.shots.close()
+
+    async def follow(_: web.Application) -> AsyncIterator[None]:
+        """Verdicts a running ``driftline run`` stores meanwhile join the queue (one sync a minute)."""
+        async def loop() -> None:
+            while True:
+                await asyncio.sleep(SYNC_S)
+                try:
+                    if await asyncio.to_thread(review.sync):
+                        st.header = None
+                except DriftlineError as exc:
+                    log.warning("review: cannot read new verdicts: %s", exc)
+
+        task = asyncio.create_task(loop())
+        yield
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    app.on_cleanup.append(close_shots)
+    app.cleanup_ctx.append(follow)
+    app.router.add_static("/static/", str(HERE / "static"))
+    if not read_only:
+        app.router.add_post("/label", post_label)
+        app.router.add_post("/note", post_note)
+        app.router.add_post("/pin", post_pin)
+        app.router.add_post("/mute", post_mute)
+    return app
+
+
+def started_line(where: str, url: str) -> str:
+    return f"driftline review: store {where}; serving {url}"
+
+
+async def serve(app: web.Application, host: str, port: int, on_start: Callable[[str], None] | None = None,
+                stop: asyncio.Event | None = None) -> None:
+    """Serve until ``stop`` is set (or forever); ``on_start`` gets the URL once listening."""
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    bound = runner.addresses[0][1] if runner.addresses else port
+    url = f"http://{host if ':' not in host else f'[{host}]'}:{bound}/"
+    if on_start is not None:
+        on_start(url)
+    try:
+        if stop is None:
+            while True:
+                await asyncio.sleep(3600)
+        else:
+            await stop.wait()
+    finally:
+        await runner.cleanup()
