@@ -124,6 +124,7 @@ class ScholarlyRecord:
     paragraphs: tuple[tuple[int, ...], ...] = ()
     main_shingles: frozenset[int] | None = None
     body_dois: frozenset[str] = frozenset()
+    boxes: tuple[str, ...] = ()  # boxes beside the abstract (highlights, key points...): layout, not the record
 
     @property
     def has_metadata(self) -> bool:

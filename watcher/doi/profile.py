@@ -54,6 +54,7 @@ from ..model import Fingerprint, ScholarlyRecord
 from ..verdict import Decision, fmt
 from ..wording import headed
 from .record import author_key, shingle_hashes, words
+from .scholarly import box_change
 
 GONE_KINDS = frozenset({"soft-404", "parked", "suspended", "defaced", "under-construction"})
 ERROR_KINDS = frozenset({"database-error"})
@@ -111,6 +112,15 @@ def _doi_on_page(doi: str, cur: Fingerprint, rec: ScholarlyRecord | None) -> boo
     if rec is not None and (rec.doi == doi or doi in rec.body_dois):
         return True
     return doi in cur.dois or (cur.text is not None and doi in cur.text.lower())
+
+
+def _doi_shown(doi: str | None, cur: Fingerprint, rec: ScholarlyRecord | None, base: Fingerprint,
+               brec: ScholarlyRecord | None) -> bool | None:
+    """Whether the page still shows ``doi``; ``None`` when there is no DOI to look for or the
+    baseline never showed it: a DOI that was never on the page cannot have gone from it."""
+    if not doi or not _doi_on_page(doi, base, brec):
+        return None
+    return _doi_on_page(doi, cur, rec)
 
 
 def _pdf(base: Fingerprint, cur: Fingerprint) -> Decision:
@@ -173,7 +183,7 @@ def decide_doi(base: Fingerprint, cur: Fingerprint, cfg: EngineConfig, expected_
                         "schema.org metadata)" + (f"; title {cur.title[:80]!r}" if cur.title else ""), 0.9)
     # -- the record ------------------------------------------------------------
     the_doi = doi or br.doi
-    doi_here = _doi_on_page(the_doi, cur, cr) if the_doi else None
+    doi_here = _doi_shown(the_doi, cur, cr, base, br)
     main_kept = _kept(br.main_sample, cr.main_shingles, cr.main_sample)
     ab_kept = None
     if br.abstract:
@@ -221,11 +231,17 @@ def decide_doi(base: Fingerprint, cur: Fingerprint, cfg: EngineConfig, expected_
         if main_kept is not None:
             changes.append(f"main text {fmt(main_kept)} kept")
         return Decision("on-topic", "drifted", "; ".join(changes), 0.5)
+    boxes = box_change(br.boxes, cr.boxes)
+    if boxes:
+        notes.insert(0, boxes)
+    if the_doi and doi_here is None and not _doi_on_page(the_doi, cur, cr):
+        notes.append(f"evidence: the page does not show its DOI {the_doi}, nor did the baseline")
     bs, cs = site_of(base.host), site_of(cur.host)
     if bs and cs and bs != cs:
         return Decision("on-topic", "moved", f"same record on a new domain: {base.host} -> {cur.host}", 0.3)
-    if br.main_digest == cr.main_digest and br.abstract == cr.abstract:
-        return Decision("on-topic", "unchanged", "same record and main text; the page around them changed", 0.0)
+    if br.main_digest == cr.main_digest and br.abstract == cr.abstract and not boxes:
+        return Decision("on-topic", "unchanged", "same record and main text; the page around them changed"
+                        + "".join(f"; {n}" for n in notes), 0.0)
     return Decision("on-topic", "layout", "the page changed, the record did not (title, DOI, authors and abstract "
                     f"kept; main text {fmt(main_kept if main_kept is not None else 1.0)} kept)"
                     + "".join(f"; {n}" for n in notes), 0.1)

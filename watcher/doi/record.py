@@ -12,16 +12,15 @@ field wins):
 4. ``og:`` meta (title and description only: social cards are written for
    any page, so they never make a page scholarly on their own).
 
-Main text: the article body without the site's chrome, by a simple rule over
-the lxml tree: drop navigation, headers, footers, asides, forms and elements
-whose class/id name them chrome (menus, sidebars, comments, related links,
-share buttons: :func:`watcher.extract.html.remove_boilerplate`), then take the
-first of ``itemprop=articleBody``, the largest ``<article>``, ``role=main``,
-``<main>``, an element with id/class ``content``/``main-content``, else the
-body.  Long paragraphs (``<p>`` of at least :data:`PARAGRAPH_MIN_WORDS`
-words) are sampled one by one, so the profile can say that a paragraph
-changed rather than that "the page" did.  Comments are chrome here: a growing
-comment thread leaves the record as it was.
+Main text: what a citation points at, the abstract and the body where the
+page shows it, without the site's chrome (menus, footers, share bars, related
+works, metrics, cookie banners, comments) and without the boxes a platform
+puts beside the abstract (highlights, key points): :mod:`watcher.doi.scholarly`
+says which blocks those are.  Long paragraphs (prose of at least
+:data:`watcher.doi.scholarly.PARAGRAPH_MIN_WORDS` words) are sampled one by one, so the profile can
+say that a paragraph changed rather than that "the page" did.  The DOIs the
+page shows anywhere (``body_dois``) are read from the whole page: a DOI in the
+citation line above the abstract is shown, though it is not the record's text.
 """
 
 from __future__ import annotations
@@ -35,16 +34,15 @@ from typing import Any
 import lxml.html
 import xxhash
 
-from ..extract.html import find_dois, normalise_ws, parse_tree, remove_boilerplate
+from ..extract.html import find_dois, normalise_ws, parse_tree
 from ..model import ScholarlyRecord
+from .scholarly import record_text
 
 log = logging.getLogger(__name__)
 
 SHINGLE = 4
 MAIN_SAMPLE = 1024  # bottom-k hashes of the main text's shingles kept in a stored record
 PARAGRAPH_SAMPLE = 8  # hashes kept per paragraph
-PARAGRAPH_MIN_WORDS = 15
-MAX_PARAGRAPHS = 200
 MAX_ABSTRACT_CHARS = 8000
 SCHOLARLY_TYPES = frozenset({
     "scholarlyarticle", "medicalscholarlyarticle", "article", "techarticle", "report", "thesis", "book", "chapter",
@@ -60,17 +58,6 @@ _SCHOLARLY_HINT = re.compile(
 _META_PREFIXES = ("citation_", "dc.", "dcterms.", "og:", "prism.", "eprints.", "bepress_citation_")
 _WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*", re.U)
 _DROP = ("script", "style", "noscript", "template", "svg", "head", "select", "object", "embed", "iframe", "button")
-_CONTAINERS = (
-    '//*[@itemprop="articleBody"]',
-    "//article",
-    '//*[@role="main"]',
-    "//main",
-    '//*[@id="content" or @id="main-content" or @id="maincontent" or @class="content" or @class="main-content"]',
-)
-_BLOCKS = frozenset({"p", "div", "section", "li", "ul", "ol", "table", "blockquote", "dd", "dl", "article",
-                     "h1", "h2", "h3", "h4", "h5", "h6"})
-_ABSTRACT_XPATH = ('//*[@id="abstract" or contains(concat(" ", normalize-space(@class), " "), " abstract ") '
-                   'or @itemprop="abstract" or @itemprop="description" or @role="doc-abstract"]')
 
 
 def looks_scholarly(meta_keys: Any, raw_html: str, dois: Any) -> bool:
@@ -198,46 +185,11 @@ def author_key(name: str) -> str:
 
 # -- main text ----------------------------------------------------------------
 
-def _container(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
-    for xp in _CONTAINERS:
-        found = root.xpath(xp)
-        if found:
-            return max(found, key=lambda el: len(el.text_content())) if xp == "//article" else found[0]
-    body = root.find(".//body")
-    return body if body is not None else root
-
-
-def _prose(text: str) -> bool:
-    """A paragraph of prose: enough words, most of them not capitalised (an
-    author list, a menu or a table of names is not a paragraph)."""
-    ws = _WORD.findall(text)
-    if len(ws) < PARAGRAPH_MIN_WORDS:
-        return False
-    return sum(1 for w in ws if w[:1].isupper()) <= 0.5 * len(ws)
-
-
-def _main(root: lxml.html.HtmlElement) -> tuple[str, list[str], str]:
-    """(main text, long paragraphs, abstract found in the body)."""
-    for el in list(root.iter(*_DROP)):
-        if el.getparent() is not None:
-            el.drop_tree()
-    remove_boilerplate(root)
-    abstract = ""
-    found = root.xpath(_ABSTRACT_XPATH)
-    if found:
-        abstract = normalise_ws(" ".join(found[0].itertext()))
-        abstract = re.sub(r"^(abstract|summary)\s*[:.]?\s*", "", abstract, flags=re.I)
-    box = _container(root)
-    paras = []
-    for p in box.iter("p", "blockquote", "li", "dd", "div", "section"):
-        if p.tag in ("div", "section") and any(c.tag in _BLOCKS for c in p.iterdescendants()):
-            continue  # a wrapper: its blocks are read one by one
-        t = normalise_ws(" ".join(p.itertext()))
-        if _prose(t):
-            paras.append(t)
-        if len(paras) >= MAX_PARAGRAPHS:
-            break
-    return normalise_ws(" ".join(box.itertext())), paras, abstract
+def _main(root: lxml.html.HtmlElement, declared_abstract: str) -> tuple[str, tuple[str, ...], str, tuple[str, ...]]:
+    """(main text, the record's paragraphs, abstract shown on the page, boxes beside it): the
+    regions of the scholarly record without the site's chrome (:mod:`watcher.doi.scholarly`)."""
+    rt = record_text(root, declared_abstract)
+    return rt.main_text, rt.paragraphs, rt.abstract, rt.boxes
 
 
 def record_of(raw_html: str, meta_keys: Any, dois: Any) -> ScholarlyRecord | None:
@@ -284,10 +236,16 @@ def extract_record(html: str) -> ScholarlyRecord | None:
                   g("dcterms.issued"), g("dcterms.date"), j.get("datePublished")) or None
     container = _first(g("citation_journal_title"), g("citation_conference_title"), g("citation_publisher"),
                        g("dc.publisher"), g("dcterms.publisher"), _name(j.get("isPartOf")), _name(j.get("publisher")))
-    main_text, paras, body_abstract = _main(root)
-    abstract = _first(g("citation_abstract"), g("dcterms.abstract"), g("dc.description"), g("dcterms.description"),
-                      j.get("abstract"), j.get("description"), body_abstract,
-                      g("og:description") if sources else None, g("description") if sources else None)
+    declared = _first(g("citation_abstract"), g("dcterms.abstract"), g("dc.description"), g("dcterms.description"),
+                      j.get("abstract"), j.get("description"))
+    shown = _first(declared, g("og:description"), g("description"))
+    for el in list(root.iter(*_DROP)):
+        if el.getparent() is not None:
+            el.drop_tree()
+    page_dois = find_dois(root.text_content()[:200_000])  # the DOIs the page shows, wherever it shows them
+    main_text, paras, body_abstract, boxes = _main(root, shown)
+    abstract = _first(declared, body_abstract, g("og:description") if sources else None,
+                      g("description") if sources else None)
     if "og:title" in meta and not sources and title:
         sources.append("og")
     tokens = words(main_text)
@@ -309,5 +267,6 @@ def extract_record(html: str) -> ScholarlyRecord | None:
         main_sample=bottom_k(sh, MAIN_SAMPLE),
         paragraphs=tuple(bottom_k(shingle_hashes(words(p)), PARAGRAPH_SAMPLE) for p in paras),
         main_shingles=frozenset(sh),
-        body_dois=frozenset(find_dois(main_text[:200_000])),
+        body_dois=frozenset(page_dois),
+        boxes=boxes,
     )
