@@ -176,8 +176,12 @@ def test_dropped_authors_and_lost_doi_are_drifted() -> None:
     fewer = replace(a, authors=a.authors[:1])
     d = decide_doi(base, fp(dp.highwire(fewer, 0)), CFG, a.title)
     assert d.change == "drifted" and "authors dropped" in d.reason
+    d = decide_doi(base, fp(dp.highwire(replace(a, doi="10.9999/other"), 1)), CFG, a.title, doi=a.doi)
+    assert d.change == "drifted" and f"{a.doi} no longer on the page" in d.reason
+    # A DOI the baseline never showed cannot have gone from the page: evidence, not drift.
     d = decide_doi(base, fp(dp.highwire(a, 1)), CFG, a.title, doi="10.9999/other")
-    assert d.change == "drifted" and "10.9999/other no longer on the page" in d.reason
+    assert d.change in ("unchanged", "layout"), d
+    assert "does not show its DOI 10.9999/other, nor did the baseline" in d.reason
 
 
 def test_gone_moved_and_server_errors() -> None:
