@@ -1,6 +1,8 @@
 """The status report: one row per DOI, as a table, CSV, JSON or over HTTP.
 
-``GET /doi/status`` answers the rows as JSON (for a publisher's dashboard),
+``GET /doi/status`` answers the rows as JSON (for a publisher's dashboard or a
+registration agency's poller; the rows' stable schema, shared with ``doi status
+-f json``, is ``watcher/schemas/doi-status.schema.json``),
 ``GET /doi/check/<doi>`` the DOI's recent check records (DataCite-style link
 checks: status, content type, redirect count, latency, has schema.org,
 citation DOI present, body has the identifier), ``GET /metrics`` the
