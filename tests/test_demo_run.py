@@ -42,6 +42,18 @@ def test_run_demo_once(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> No
     # One line per verdict: time, url, then change / status / reason.
     assert len(re.findall(r"^2025-\d\d-\d\d \d\d:\d\d  https?://", out, re.M)) >= 30
     assert re.search(r"^\s+unchanged\s+on-topic\s+", out, re.M)  # the French revisit
+    # The DOI monitor's part: a redesign, an edited abstract, a replaced article, a lapsed domain, a bot wall.
+    assert "Every DOI behaved as designed." in out and "15 DOI checks, 1 DOI alerts." in out
+    def checks(story: str) -> list[str]:
+        m = re.search(rf"^10\.55555/\S+\s+{story}\s+(\S+) (\S+) (\S+)\s", out, re.M)
+        assert m is not None, story
+        return list(m.groups())
+
+    assert checks("redesign") == ["baseline", "layout", "layout"]
+    assert "highlights box beside the abstract removed" in out
+    for story, last in (("edited abstract", "drifted"), ("replaced article", "replaced"), ("lapsed domain", "gone"),
+                        ("bot wall", "blocked")):
+        assert checks(story)[2] == last, (story, checks(story))
 
 
 async def test_demo_serves_metrics_until_stopped(tmp_path: Path) -> None:
@@ -60,9 +72,19 @@ async def test_demo_serves_metrics_until_stopped(tmp_path: Path) -> None:
             assert resp.status == 200
             body = await resp.text()
         assert "driftline" in body
+        status = re.search(r"DOI status and metrics: (http://\S+)/doi/status", out.getvalue())
+        assert status is not None, out.getvalue()
+        async with aiohttp.ClientSession() as session:
+            async with session.get(f"{status.group(1)}/doi/status") as resp:
+                rows = await resp.json()
+            async with session.get(f"{status.group(1)}/metrics") as resp:
+                doi_metrics = await resp.text()
+        assert {r["change"] for r in rows} == {"layout", "drifted", "replaced", "gone", "blocked"}
+        assert "driftline_doi_checks_total" in doi_metrics and "driftline_doi_drifted 3.0" in doi_metrics
         assert not task.done()  # still serving
     finally:
         stop.set()
         result = await asyncio.wait_for(task, 60)
     assert result.as_expected and len(result.recommendations) == 3
+    assert result.doi is not None and result.doi.as_expected
     assert (tmp_path / "demo" / "demo.db").exists() and result.crawl.path.parent == tmp_path / "demo"

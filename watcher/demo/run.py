@@ -6,8 +6,11 @@ a work directory; start the streaming app in-process
 store in the work directory and a WARC-only acquirer (no network, no
 browser); produce the events to the input topic, crawl by crawl; print every
 verdict, alert and recommendation as it comes back from the broker; print a
-summary per seed; then keep the metrics endpoint up until Ctrl-C (or stop at
-once with ``once=True``).
+summary per seed; then run the DOI monitor against a local resolver and
+publisher (:mod:`watcher.demo.doi`: a redesign, an edited abstract, a
+replaced article, a lapsed domain, a bot wall) and print its checks and a
+summary per DOI; then keep the metrics and DOI status endpoints up until
+Ctrl-C (or stop at once with ``once=True``).
 
 Why in-process and on the real broker: the demo is the first command a new
 user runs, and it should exercise exactly the path production events take
@@ -38,6 +41,7 @@ from ..config import Config
 from ..errors import DriftlineError
 from ..model import Behaviour
 from .crawl import CAPTURES_PER_SEED, DemoCrawl, build_demo_warc
+from .doi import DoiDemo, DoiDemoResult, print_doi_summary
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +128,7 @@ class DemoResult:
     recommendations: list[dict[str, Any]] = field(default_factory=list)
     dead_letters: list[dict[str, Any]] = field(default_factory=list)
     complete: bool = False
+    doi: DoiDemoResult | None = None  # the DOI monitor's part (watcher/demo/doi.py)
 
     @property
     def as_expected(self) -> bool:
@@ -135,7 +140,7 @@ class DemoResult:
                 return False
             if bool(tally.recommendations) != seed.recommend:
                 return False
-        return self.complete and not self.dead_letters
+        return self.complete and not self.dead_letters and (self.doi is None or self.doi.as_expected)
 
 
 def _short_time(value: Any) -> str:
@@ -260,7 +265,7 @@ async def demo(cfg: Config, *, once: bool, out: TextIO | None = None, workdir: P
     topics = {k.results_topic: "verdict", k.alerts_topic: "alert", k.recommendations_topic: "recommendation",
               k.dead_letter_topic: "dead-letter"}
     printer = _Printer(out, result)
-    async with ConsumerApp(dcfg) as app:
+    async with ConsumerApp(dcfg) as app, DoiDemo(dcfg, workdir, out) as doi_demo:
         from consumers.client import produce
 
         ready = asyncio.Event()
@@ -286,12 +291,22 @@ async def demo(cfg: Config, *, once: bool, out: TextIO | None = None, workdir: P
             await asyncio.sleep(0.5)  # the last recommendation and alerts of the final capture
             result.complete = len(result.verdicts) >= crawl.scored_events
             print_summary(result, out)
+            result.doi = await doi_demo.run()
+            print_doi_summary(result.doi, out)
             if not once:
                 m = dcfg.metrics
                 where = f"http://{m.host}:{m.port}/metrics" if m.enabled else "(metrics disabled)"
-                out.write(f"\nMetrics: {where}   Work directory: {workdir}\nPress Ctrl-C to stop.\n")
+                out.write(f"\nMetrics: {where}   DOI status and metrics: {doi_demo.status_url}/doi/status, "
+                          f"{doi_demo.status_url}/metrics (DOIs checked again every few seconds)\n"
+                          f"Work directory: {workdir}\nPress Ctrl-C to stop.\n")
                 out.flush()
-                await (stop or asyncio.Event()).wait()
+                rechecks = asyncio.create_task(doi_demo.keep_checking())
+                try:
+                    await (stop or asyncio.Event()).wait()
+                finally:
+                    rechecks.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await rechecks
         finally:
             follower.cancel()
             with contextlib.suppress(asyncio.CancelledError):
