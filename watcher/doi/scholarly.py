@@ -331,6 +331,7 @@ def record_text(root: lxml.html.HtmlElement, declared_abstract: str) -> RecordTe
     boxes = _take_boxes(root, voc)
     page = _Page(root, voc)
     leaves = [el for el in _leaves(page.body) if not page.in_chrome(el, set())]
+    # outside chrome only: a site-wide description can also sit in the footer or a promotion
     declared = _declared_blocks(leaves, declared_abstract) if declared_abstract else []
     ab_blocks: list[lxml.html.HtmlElement] = declared
     if not ab_blocks:
