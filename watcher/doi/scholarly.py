@@ -112,29 +112,31 @@ def _words_of(text: str) -> list[str]:
 
 
 def _attrs(el: lxml.html.HtmlElement) -> str:
-    return _norm_name(" ".join(filter(None, (el.get("class"), el.get("id")))))
+    cls, ident = el.get("class"), el.get("id")
+    return _norm_name(f"{cls or ''} {ident or ''}".strip()) if cls or ident else ""
 
 
-def _named_chrome(el: lxml.html.HtmlElement, voc: _Vocabulary) -> bool:
-    attrs = _attrs(el)
+def _named_chrome(attrs: str, voc: _Vocabulary) -> bool:
     if not attrs or len(attrs) > 200:
         return False
     return any(not voc.modifier.search(attrs[:m.start(1)]) for m in voc.chrome.finditer(attrs))
 
 
 def _is_chrome(el: lxml.html.HtmlElement, voc: _Vocabulary) -> bool:
-    if el.tag in _CHROME_TAGS:
+    """Chrome by semantic tag, ARIA role, class/id word, or the heading of its section."""
+    tag = el.tag
+    if tag in _CHROME_TAGS:
         return True
-    role = (el.get("role") or "").strip().lower()
-    if role in _CHROME_ROLES:
+    role = el.get("role")
+    if role and role.strip().lower() in _CHROME_ROLES:
         return True
-    if _named_chrome(el, voc) or _COMMENTS.search(_attrs(el)):
+    if _named_chrome(_attrs(el), voc):
         return True
-    if el.tag in ("section", "div") and voc.chrome_headings:
+    if tag in ("section", "div") and len(el):
         title = el.get("data-title")
         if title is None:
-            first = next((c for c in el.iterchildren() if isinstance(c.tag, str)), None)
-            title = first.text_content() if first is not None and first.tag in _HEADINGS else None
+            first = el[0]
+            title = first.text_content() if first.tag in _HEADINGS else None
         return title is not None and " ".join(_words_of(title)) in voc.chrome_headings
     return False
 
