@@ -257,13 +257,17 @@ def _declared_blocks(leaves: list[lxml.html.HtmlElement], declared: str) -> list
     return out
 
 
+_ABSTRACT_NAME = re.compile(r"(?:^|[\s-])abstracts?(?=$|[\s-])")
+
+
 def _marked_abstract(page: _Page) -> lxml.html.HtmlElement | None:
-    xp = ('.//*[@id="abstract" or contains(concat(" ", normalize-space(@class), " "), " abstract ") '
-          'or @itemprop="abstract" or @itemprop="description" or @role="doc-abstract" '
-          'or contains(concat(" ", normalize-space(@class), " "), " abstractSection ") '
-          'or contains(concat(" ", normalize-space(@class), " "), " hlFld-Abstract ")]')
-    for el in page.body.xpath(xp):
-        if not page.in_chrome(el, set()) and len(_words_of(el.text_content())) >= DECLARED_MIN_WORDS:
+    """The first element outside chrome that names itself the abstract: a class or id word
+    ("abstract", "abstractSection", "article__abstract", "hlFld-Abstract"), ``itemprop`` abstract
+    or description, or ``role=doc-abstract`` (boxes beside it are already out of the page)."""
+    for el in page.body.iter("div", "section", "article", "p", "span", "blockquote"):
+        marked = (el.get("itemprop") in ("abstract", "description") or el.get("role") == "doc-abstract"
+                  or _ABSTRACT_NAME.search(_attrs(el)) is not None)
+        if marked and not page.in_chrome(el, set()) and len(_words_of(el.text_content())) >= DECLARED_MIN_WORDS:
             return el
     return None
 
@@ -335,11 +339,10 @@ def record_text(root: lxml.html.HtmlElement, declared_abstract: str) -> RecordTe
     leaves = [el for el in _leaves(page.body) if not page.in_chrome(el, set())]
     # outside chrome only: a site-wide description can also sit in the footer or a promotion
     declared = _declared_blocks(leaves, declared_abstract) if declared_abstract else []
+    marked = _marked_abstract(page)
     ab_blocks: list[lxml.html.HtmlElement] = declared
-    if not ab_blocks:
-        marked = _marked_abstract(page)
-        if marked is not None:
-            ab_blocks = [marked]
+    if marked is not None and (not declared or all(marked in b.iterancestors() or b is marked for b in declared)):
+        ab_blocks = [marked]  # the whole marked abstract: a truncated og:description matches its first block only
     if not ab_blocks:
         ab_blocks = _headed_abstract(page)
     ab_set = {x for b in ab_blocks for x in (b, *b.iterdescendants())}
