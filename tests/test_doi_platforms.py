@@ -116,3 +116,27 @@ def test_record_paragraphs_of_real_article_pages_are_the_article(shared_data: Pa
     assert total > 2000
     assert inside / total >= 0.95, (inside, total)
     assert pages_with_chrome <= 50, pages_with_chrome
+
+
+def test_a_record_paragraph_shown_outside_the_record_regions_is_still_shown() -> None:
+    """A redesign that puts the abstract where the record is not looked for (an ``<aside>`` panel)
+    still shows it: neither an edited abstract nor a changed paragraph; an edit there still is."""
+    a = pl.article("msp", 5)
+    base = stored(fp(pl.page("msp", a, 0)))
+    moved = pl.page("msp", a, 1).replace('<h5>Abstract</h5><p class="noindent">', '<aside class="panel"><p>', 1)
+    moved = moved.replace(f"{dp.e(a.abstract)}</p>", f"{dp.e(a.abstract)}</p></aside>", 1)
+    cur = fp(moved)
+    assert cur.record is not None and a.doi in cur.record.body_dois
+    import lxml.html
+
+    tree = lxml.html.document_fromstring(moved)
+    for el in list(tree.iter("script", "style", "head")):
+        el.drop_tree()
+    assert a.abstract not in record_text(tree, "").paragraphs  # not read as the record in this version
+    d = decide_doi(base, cur, CFG, a.title)
+    assert d.change in ("unchanged", "layout"), d
+    edited = dp.edit_abstract(a)
+    cur = fp(pl.page("msp", edited, 1).replace('<h5>Abstract</h5><p class="noindent">', '<aside class="panel"><p>', 1)
+             .replace(f"{dp.e(edited.abstract)}</p>", f"{dp.e(edited.abstract)}</p></aside>", 1))
+    d = decide_doi(base, cur, CFG, a.title)
+    assert d.change == "drifted" and "abstract edited" in d.reason, d

@@ -102,11 +102,14 @@ class ScholarlyRecord:
     The doi profile compares this, not the page: a publisher's redesign
     replaces menus, footers and sidebars while the record stays.  Metadata
     comes from ``citation_*`` (Highwire), Dublin Core, schema.org JSON-LD and
-    ``og:`` meta; the main text is the article body without the site's chrome.
+    ``og:`` meta; the main text is the record's text (the abstract and the
+    body, without the site's chrome: watcher/doi/scholarly.py).
     ``main_sample`` is a bottom-k sample of the main text's 4-word shingle
     hashes (estimates containment from stored baselines), ``paragraphs`` a
-    small sample per long paragraph (which paragraph changed), and
-    ``main_shingles`` the full set, kept on fresh captures only.
+    small sample per paragraph of the record (which paragraph changed), and
+    ``main_shingles`` the full set of the main text's and the whole page's
+    shingles (where a baseline's text is looked for: still shown anywhere on
+    the page is still shown), kept on fresh captures only.
     """
 
     title: str = ""

@@ -242,7 +242,11 @@ def extract_record(html: str) -> ScholarlyRecord | None:
     for el in list(root.iter(*_DROP)):
         if el.getparent() is not None:
             el.drop_tree()
-    page_dois = find_dois(root.text_content()[:200_000])  # the DOIs the page shows, wherever it shows them
+    page_text = " ".join(root.itertext())
+    page_dois = find_dois(page_text[:200_000])  # the DOIs the page shows, wherever it shows them
+    # Where a baseline's record text is looked for: the whole page, so that a paragraph this version
+    # shows outside the regions read as its record (another platform's markup) is still shown.
+    page_sh = shingle_hashes(words(page_text))
     main_text, paras, body_abstract, boxes = _main(root, shown)
     abstract = _first(declared, body_abstract, g("og:description") if sources else None,
                       g("description") if sources else None)
@@ -266,7 +270,7 @@ def extract_record(html: str) -> ScholarlyRecord | None:
         main_digest=xxhash.xxh3_64_hexdigest(" ".join(tokens).encode("utf-8", "surrogatepass")),
         main_sample=bottom_k(sh, MAIN_SAMPLE),
         paragraphs=tuple(bottom_k(shingle_hashes(words(p)), PARAGRAPH_SAMPLE) for p in paras),
-        main_shingles=frozenset(sh),
+        main_shingles=frozenset(sh | page_sh),
         body_dois=frozenset(page_dois),
         boxes=boxes,
     )
