@@ -76,7 +76,8 @@ def share_prose(v: int) -> str:
             "article to your clipboard to paste it anywhere you like",
             "you can share a read only version of this article with anyone you like by sending them the "
             "shareable link below, even if they do not have a subscription",
-            ""][v % 3]
+            "readers of this journal can now send a copy of any article to a colleague through the new "
+            "sharing service, which replaces the old link and email buttons on every article page"][v % 3]
 
 
 def rights_prose(v: int) -> str:
