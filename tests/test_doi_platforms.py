@@ -140,3 +140,12 @@ def test_a_record_paragraph_shown_outside_the_record_regions_is_still_shown() ->
              .replace(f"{dp.e(edited.abstract)}</p>", f"{dp.e(edited.abstract)}</p></aside>", 1))
     d = decide_doi(base, cur, CFG, a.title)
     assert d.change == "drifted" and "abstract edited" in d.reason, d
+
+
+def test_boxes_inside_a_page_wrapped_in_one_form_are_still_boxes() -> None:
+    """ASP.NET serves every page inside one ``<form>``: the frame is no chrome, so the highlights box
+    is still taken out and never read as the abstract."""
+    a = pl.article("sciencedirect", 2)
+    page = pl.page("sciencedirect", a, 0, box=True).replace("<body>", '<body><form id="aspnetForm">', 1)
+    rec = extract_record(page.replace("</body>", "</form></body>", 1))
+    assert rec is not None and rec.boxes == ("highlights",) and rec.abstract == a.abstract

@@ -229,13 +229,18 @@ class _Page:
 
 
 def _take_boxes(root: lxml.html.HtmlElement, voc: _Vocabulary) -> list[str]:
+    """Drop the boxes beside the abstract from ``root``; their kinds, in page order.  A box inside
+    chrome (a sidebar's "highlights" of other works) is the chrome's, not the record's; the page's
+    frame (an ASP.NET ``<form>`` around everything) is no chrome."""
     found: list[str] = []
     whole = len(root.text_content())
     for el in list(root.iter("div", "section", "aside", "figure", "ul", "ol")):
         if el.getparent() is None:
             continue
         name = _box_name(el, voc)
-        if name is not None and len(el.text_content()) <= FRAME_SHARE * whole:
+        if name is not None and len(el.text_content()) <= FRAME_SHARE * whole \
+                and not any(_is_chrome(a, voc) and len(a.text_content()) <= FRAME_SHARE * whole
+                            for a in el.iterancestors()):
             found.append(name)
             el.drop_tree()
     return list(dict.fromkeys(found))
