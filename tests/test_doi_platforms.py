@@ -149,3 +149,16 @@ def test_boxes_inside_a_page_wrapped_in_one_form_are_still_boxes() -> None:
     page = pl.page("sciencedirect", a, 0, box=True).replace("<body>", '<body><form id="aspnetForm">', 1)
     rec = extract_record(page.replace("</body>", "</form></body>", 1))
     assert rec is not None and rec.boxes == ("highlights",) and rec.abstract == a.abstract
+
+
+def test_a_page_with_neither_region_is_read_block_by_block() -> None:
+    """No abstract and no body to find: the page's blocks are read one by one (a change in one is one
+    paragraph changed), never the whole page as one paragraph."""
+    import lxml.html
+
+    words = "the river meadows were sampled every month by the volunteers of the society along the reach"
+    html = (f"<html><body><div id='x'><p>{words} in spring.</p><p>{words} in autumn.</p></div>"
+            f"<div class='strip'><p>{words} and the archive.</p></div></body></html>")
+    rt = record_text(lxml.html.document_fromstring(html), "")
+    assert rt.regions == ("page",)
+    assert len(rt.paragraphs) == 3 and all(p.startswith("the river") for p in rt.paragraphs)

@@ -358,7 +358,7 @@ def record_text(root: lxml.html.HtmlElement, declared_abstract: str) -> RecordTe
 
     def read(region: lxml.html.HtmlElement, skip: set[lxml.html.HtmlElement]) -> list[str]:
         out = []
-        for leaf in _leaves(region) if region.tag in _BLOCKS or region is body else [region]:
+        for leaf in _leaves(region) or [region]:  # an inline region (a <span itemprop>) is one block
             if leaf in seen or leaf in skip or page.in_chrome(leaf, {region}):
                 continue
             seen.add(leaf)
