@@ -34,7 +34,7 @@ async def test_the_monitor_gives_every_version_the_class_compare_gives(tmp_path:
     rounds = max(len(v) for v in hist.values())
     seen: dict[str, list[str]] = {d: [] for d in hist}
     async with landscape() as land:
-        cfg = load_config(overrides=doi_config(land, tmp_path, head_check=False))
+        cfg = load_config(overrides=doi_config(land, tmp_path, head_check=False, timeout_s=30.0))
         async with open_monitor(cfg) as mon:
             mon.registry.add([DoiEntry(d) for d in hist])
             for r in range(rounds):

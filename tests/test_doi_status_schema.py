@@ -55,7 +55,7 @@ async def test_real_status_output_validates(tmp_path: Path, monkeypatch: pytest.
         land.pages[a.doi] = Page(pl.page("springer", a, 0))
         land.pages[b.doi] = Page(pl.page("ojs", b, 0))
         land.pages["10.5555/wall"] = Page(dp.challenge(0), status=403)
-        cfg = load_config(overrides=doi_config(land, tmp_path, head_check=False, retries=0))
+        cfg = load_config(overrides=doi_config(land, tmp_path, head_check=False, retries=1, timeout_s=30.0))
         async with open_monitor(cfg) as mon:
             mon.registry.add([DoiEntry(a.doi), DoiEntry(b.doi), DoiEntry("10.5555/wall"),
                               DoiEntry("10.5555/unknown")])

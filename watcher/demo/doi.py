@@ -81,7 +81,7 @@ def doi_demo_config(cfg: Config, workdir: Path, resolver_url: str, status_port: 
     politeness delay (one local publisher), no browser, its own SQLite store and WARC folder."""
     doi = cfg.doi.model_copy(update={
         "resolver_url": resolver_url, "warc_dir": str(workdir / "doi-warcs"), "per_host_delay_s": 0.0,
-        "per_host_concurrency": 8, "jitter_s": 0.0, "retries": 0, "backoff_s": 0.05, "timeout_s": 10.0,
+        "per_host_concurrency": 8, "jitter_s": 0.0, "retries": 1, "backoff_s": 0.05, "timeout_s": 30.0,
         "render": False, "judge_processes": 0, "status_port": status_port, "alert_after_failures": 2,
         "mailto": cfg.doi.mailto or "demo@driftline.invalid",
     })
@@ -176,8 +176,11 @@ class DoiDemo:
         """Three checks of every DOI, the publisher's pages changed between them; printed as they go."""
         from ..doi.lists import DoiEntry
         from ..doi.schedule import check_all
+        from ..lang import detect
 
         mon, w = self.monitor, self.out.write
+        # The language model loaded once, before five checks would each load it at the same time.
+        await asyncio.to_thread(detect, " ".join(s.article.abstract for s in self.stories))
         tallies = {s.article.doi: DoiTally(s) for s in self.stories}
         await asyncio.to_thread(mon.registry.add, [DoiEntry(s.article.doi, s.article.title) for s in self.stories])
         w(f"\ndriftline demo, DOI monitor: {len(self.stories)} DOIs x {len(self.stories[0].pages)} checks against "
