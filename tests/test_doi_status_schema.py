@@ -79,3 +79,13 @@ async def test_real_status_output_validates(tmp_path: Path, monkeypatch: pytest.
     written = json.loads((tmp_path / "status.json").read_text())
     assert not list(validator.iter_errors(written))
     assert written == served
+
+
+def test_the_schema_names_every_outcome_a_check_records() -> None:
+    """A new outcome in the code is a new value of the documented schema (and of docs/doi.md)."""
+    from watcher.doi.resolve import OUTCOMES
+
+    enum = set(schema()["$defs"]["row"]["properties"]["outcome"]["enum"])
+    assert enum == {*OUTCOMES, "pending"}
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "doi.md").read_text()
+    assert all(f"`{o}`" in doc for o in enum)
