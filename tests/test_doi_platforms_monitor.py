@@ -5,6 +5,7 @@ made up for the test."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from tests import doi_pages as dp
@@ -38,6 +39,8 @@ async def test_the_monitor_gives_every_version_the_class_compare_gives(tmp_path:
         async with open_monitor(cfg) as mon:
             mon.registry.add([DoiEntry(d) for d in hist])
             for r in range(rounds):
+                if r:
+                    await asyncio.sleep(1.1)  # a capture is named to the second: one page twice in a second is one
                 for d, pages in hist.items():
                     land.pages[d] = Page(pages[min(r, len(pages) - 1)])
                 for res in await check_all(mon):

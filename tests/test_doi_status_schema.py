@@ -4,6 +4,7 @@ every kind against a local resolver and publisher."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 from importlib import resources
@@ -61,6 +62,7 @@ async def test_real_status_output_validates(tmp_path: Path, monkeypatch: pytest.
                               DoiEntry("10.5555/unknown")])
             await check_all(mon)
             land.pages[b.doi] = Page(pl.page("ojs", dp.edit_abstract(b), 1))
+            await asyncio.sleep(1.1)  # a capture is named to the second: the same page twice in one second is one
             await check_all(mon)
             mon.registry.add([DoiEntry("10.5555/later")])  # never checked: pending
             port = _free_port()
@@ -73,7 +75,7 @@ async def test_real_status_output_validates(tmp_path: Path, monkeypatch: pytest.
     rows = {r["doi"]: r for r in served}
     assert {r["outcome"] for r in served} >= {"resolved", "blocked", "not_found", "pending"}
     assert rows[b.doi]["change"] == "drifted" and rows[b.doi]["first_drift"]
-    assert rows[a.doi]["change"] == "unchanged" and isinstance(rows[a.doi]["http_status"], int)
+    assert rows[a.doi]["change"] == "unchanged" and isinstance(rows[a.doi]["http_status"], int), rows[a.doi]["reason"]
     monkeypatch.setenv("DRIFTLINE__STORE__PATH", str(tmp_path / "doi.db"))
     assert main(["doi", "status", "-f", "json", "-o", str(tmp_path / "status.json")]) == 0
     written = json.loads((tmp_path / "status.json").read_text())

@@ -37,6 +37,7 @@ from ..config import Config
 from .doi_site import Story, stories
 
 RECHECK_S = 5.0  # while the demo waits for Ctrl-C, every DOI is checked again this often
+ROUND_GAP_S = 1.0  # between the demo's three rounds of checks
 
 
 def _free_port(host: str = "127.0.0.1") -> int:
@@ -187,6 +188,8 @@ class DoiDemo:
           f"a local resolver and publisher\n")
         alerts = 0
         for n in range(len(self.stories[0].pages)):
+            if n:  # a capture is named to the second: the bot wall's same page twice in one second would be one
+                await asyncio.sleep(ROUND_GAP_S)
             for s in self.stories:
                 self.current[s.article.doi] = s.pages[n]
             results = sorted(await check_all(mon), key=lambda r: [s.article.doi for s in self.stories].index(r.doi))
