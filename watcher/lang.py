@@ -17,6 +17,7 @@ seeds: verdict F1 0.763 mean with the cap at 200 (the same from 150 to 400),
 from __future__ import annotations
 
 import logging
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -61,8 +62,19 @@ def macro(code: str | None) -> str | None:
     return _MACRO.get(code, code)
 
 
-@lru_cache(maxsize=1)
+_MODEL_LOCK = threading.Lock()
+
+
 def _identifier() -> Any:
+    """The language model, loaded once per process.  Locked: the scoring threads and the DOI
+    monitor's concurrent first checks would each load it (five at once took 9 s), since
+    ``lru_cache`` does not hold back a second caller while the first is still loading."""
+    with _MODEL_LOCK:
+        return _load_identifier()
+
+
+@lru_cache(maxsize=1)
+def _load_identifier() -> Any:
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
     return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
