@@ -174,6 +174,10 @@ def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
+    if args.crawl_log:  # the durable single-machine path: follow crawl.log files, no broker
+        from consumers.durable import run_durable
+
+        return run_durable(cfg, args.crawl_log, once=args.once)
     from consumers.app import run
 
     return run(cfg, once=args.once)
@@ -322,6 +326,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = add("run", "the streaming watcher: consume capture events from Kafka", _RUN_EXAMPLES)
     r.add_argument("--once", action="store_true", help="exit when the input topics are drained")
+    r.add_argument("--crawl-log", nargs="+", action="extend", metavar="PATH", help="follow these Heritrix crawl.log "
+                   "files instead of Kafka (no broker; rotation followed; position kept in the store)")
     r.set_defaults(func=cmd_run)
 
     d = add("demo", "feed a sample crawl through the embedded broker and show the verdicts", _DEMO_EXAMPLES)

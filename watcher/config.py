@@ -30,6 +30,7 @@ from .actuators.settings import ActuatorConfig as ActuatorConfig
 from .confbase import Frozen
 from .config_problems import FieldProblemError, describe
 from .config_problems import line as problem_line
+from .crawlfollow.settings import CrawlLogConfig
 from .errors import ConfigError
 from .model import ChangeClass, Profile, TopicStatus
 from .review.settings import ReviewConfig
@@ -452,6 +453,7 @@ class Config(_Frozen):
     doi: DoiConfig = DoiConfig()
     seeds: SeedsConfig = SeedsConfig()
     review: ReviewConfig = ReviewConfig()  # watcher/review/settings.py
+    crawl_log: CrawlLogConfig = CrawlLogConfig()
     log_level: str = "INFO"
     log_format: Literal["text", "json"] = "text"
 

@@ -22,13 +22,14 @@ from ..model import Fingerprint, Verdict, utc
 from ..step import HistoryState, Reference
 from .base import StoredBaseline
 from .codec import reduce_fingerprint
+from .positions import MemoryPositions
 
 
 def _order_key(v: Verdict) -> tuple[datetime, str]:
     return (utc(v.capture_time), v.verdict_id)
 
 
-class MemoryStore:
+class MemoryStore(MemoryPositions):
     """:class:`~watcher.store.base.BaselineStore` held in dictionaries (thread-safe)."""
 
     def __init__(
@@ -136,6 +137,7 @@ class MemoryStore:
                 self._states[h] = stored
             for vid in alerts:
                 self._alerts.setdefault(vid, "pending")
+            self._write_carried()  # a followed file's position, with the verdicts of its line
             for _, old in rows:
                 got = self._fps.get(old.verdict_id)
                 if got is not None and got[0] < now - self.rescore_window_s:

@@ -39,6 +39,7 @@ from ..model import Fingerprint, Verdict
 from ..step import HistoryState, Reference
 from .base import StoredBaseline
 from .codec import decode_fingerprint, decode_state, decode_verdict, encode_fingerprint, encode_state, encode_verdict
+from .positions import SQLPositions
 
 
 class Rows(Protocol):
@@ -56,7 +57,7 @@ class _Rejected(Exception):  # noqa: N818 - a control-flow signal, not an error
     """Raised inside a write transaction to roll it back and report "not stored"."""
 
 
-class SQLStore(ABC):
+class SQLStore(SQLPositions, ABC):
     """:class:`~watcher.store.base.BaselineStore` logic over a SQL connection.
 
     One connection per store, guarded by a lock: the streaming consumer calls
@@ -122,7 +123,7 @@ class SQLStore(ABC):
         the engine limits key size (PostgreSQL's btree entries do)."""
         return text
 
-    def _lock_schema(self, c: Any) -> None:  # noqa: B027 - optional hook, no-op by default
+    def _lock_schema(self, c: Any) -> None:
         """Serialise schema creation between processes (SQLite's BEGIN IMMEDIATE already does)."""
 
     # -- plumbing -------------------------------------------------------------
@@ -306,6 +307,7 @@ class SQLStore(ABC):
                 for vid in alerts:  # the alert is owed from the moment the verdict exists
                     self._run(c, "INSERT INTO alerts (verdict_id, state, at) VALUES (?, 'pending', ?) "
                               "ON CONFLICT (verdict_id) DO NOTHING", (vid, now))
+                self._write_carried(c)  # a followed file's position, with the verdicts of its line
                 self._run(c, "UPDATE verdicts SET fingerprint = NULL WHERE history = ? AND fingerprint IS NOT NULL "
                           "AND received_at < ?", (h, now - self.rescore_window_s))
                 if int(seen) > self.history_limit:  # n counts every verdict ever stored: an upper bound

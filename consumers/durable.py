@@ -1,0 +1,361 @@
+"""``driftline run --crawl-log PATH...``: the durable single-machine path, without a broker.
+
+Why: the embedded broker keeps its logs in memory, so on one machine without
+a Kafka cluster a restart loses the events not yet consumed and the offsets.
+Heritrix writes every capture to ``crawl.log`` anyway; following that file
+needs no broker at all, and the store that already holds the verdicts can
+hold the read position too.
+
+One scoring path: every line goes through the Kafka consumers' own
+:class:`~consumers.scorer.Scorer` (parse, skip rule, acquire the bytes from
+the WARC the line names under ``acquire.warc_dirs``, ``Watcher.handle``,
+publish, dead-letter), handed a record that says where the line was read.
+What differs is where things go:
+
+* the line's position (:class:`watcher.crawlfollow.follow.Position`) is
+  carried into the store's ``put_verdict`` transaction, so it commits with
+  the verdicts (and corrections) of that line or not at all.  A line with no
+  new verdict (skipped, already scored) moves the position in a transaction
+  of its own; a SIGKILL between the two re-reads the line, which finds its
+  verdict stored and stores nothing.
+* dead letters (bad lines, unreadable WARCs...) are stored in the store's
+  dead-letter table with the position, in one transaction: never lost,
+  never a crash.
+* verdicts, alerts and recommendations are written as JSON lines to
+  ``crawl_log.output`` (stdout, a file, or nowhere) after the commit.  The
+  store is the record; the output is a view, so a kill can lose from it the
+  messages of the line being finished (at most one line's).  Alerts are
+  marked sent only once written: one owed when the process died is written
+  again at the next start.
+
+Lines of all followed files are scored one at a time (the store holds one
+carried position), taking ``crawl_log.batch_lines`` from a file before the
+next one gets a turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import IO
+
+from watcher.acquire import Acquirer, RenderPool
+from watcher.actuators import make_actuator
+from watcher.config import Config
+from watcher.crawlfollow.follow import Line, Position, Tail
+from watcher.engine import Engine
+from watcher.errors import ConfigError, DriftlineError, StoreError
+from watcher.metrics import Metrics, MetricsServer
+from watcher.recommend import Recommender
+from watcher.store import BaselineStore, open_store
+from watcher.store.positions import DeadLetterRow, PositionStore, positions_of, reason_of
+from watcher.watch import Watcher
+
+from .deadletter import DeadLetters
+from .messages import H_SRC_FORMAT, alert_message
+from .publisher import Outgoing, Publisher
+from .scorer import Scorer
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class LineRecord:
+    """A crawl.log line dressed as the consumer record the scorer reads: topic = the followed path,
+    offset = the line's byte offset in the file it was read from."""
+
+    topic: str
+    offset: int
+    value: bytes
+    partition: int = 0
+    key: bytes | None = None
+    headers: list[tuple[str, bytes]] = field(default_factory=lambda: [(H_SRC_FORMAT, b"crawl-log")])
+    timestamp: int = field(default_factory=lambda: int(time.time() * 1000))
+
+
+class LocalPublisher(Publisher):
+    """The scorer's publisher without a broker: messages to ``crawl_log.output``, dead letters to the store."""
+
+    def __init__(self, cfg: Config, store: PositionStore, out: IO[str] | None) -> None:
+        super().__init__(cfg.kafka, "")
+        k = cfg.kafka
+        self.kinds = {k.results_topic: "verdict", k.alerts_topic: "alert", k.recommendations_topic: "recommendation"}
+        self.dead_topic = k.dead_letter_topic
+        self.positions = store
+        self.out = out
+        self.line: Line | None = None  # the line being scored (its dead letter is stored with its position)
+        self.dead_lettered = False
+        self.written = 0
+
+    async def start(self) -> None:
+        return None
+
+    async def stop(self) -> None:
+        if self.out is not None and self.out is not sys.stdout:
+            self.out.close()
+        self.out = None
+
+    async def send_all(self, messages: Iterable[Outgoing]) -> None:
+        lines: list[str] = []
+        for topic, _key, value, _headers in messages:
+            if topic == self.dead_topic:
+                await self._park(value)
+                continue
+            kind = self.kinds.get(topic)
+            if kind is not None and self.out is not None:
+                lines.append(json.dumps({"kind": kind, "value": json.loads(value)}, ensure_ascii=False))
+        if lines and self.out is not None:
+            self.out.write("".join(f"{text}\n" for text in lines))
+            self.out.flush()
+            self.written += len(lines)
+
+    async def _park(self, body: bytes) -> None:
+        line = self.line
+        if line is None:
+            raise StoreError("a dead letter without a line to store it with", reason="internal")
+        row = DeadLetterRow(line.source, line.start, reason_of(body), body.decode("utf-8", "replace"))
+        await asyncio.to_thread(self.positions.set_position, line.stream, line.position.to_json(), row)
+        self.dead_lettered = True
+
+
+def _open_output(spec: str) -> IO[str] | None:
+    if spec == "":
+        return None
+    if spec == "-":
+        return sys.stdout
+    try:
+        return open(spec, "a", encoding="utf-8")  # held for the run, closed by LocalPublisher.stop
+    except OSError as exc:
+        raise ConfigError(f"crawl_log.output: cannot open {spec!r} for appending: {exc.strerror or exc}",
+                          reason="crawl_log_output") from None
+
+
+class CrawlLogRunner:
+    """The pipeline of ``driftline run --crawl-log`` (usable in-process: ``async with``)."""
+
+    def __init__(self, cfg: Config, paths: Sequence[str], *, metrics: Metrics | None = None) -> None:
+        if not paths:
+            raise ConfigError("--crawl-log needs at least one path", reason="crawl_log")
+        self.cfg = cfg
+        self.paths = list(dict.fromkeys(paths))
+        self.metrics = metrics or Metrics(max_collections=cfg.metrics.max_collections,
+                                          collections=cfg.metrics.collections)
+        self.store: BaselineStore | None = None
+        self.positions: PositionStore | None = None
+        self.tails: list[Tail] = []
+        self.scorer: Scorer | None = None
+        self.publisher: LocalPublisher | None = None
+        self.acquirer: Acquirer | None = None
+        self.renderer: RenderPool | None = None
+        self.metrics_server: MetricsServer | None = None
+        self._executor: ThreadPoolExecutor | None = None
+        self.lines = 0  # lines handled by this process (position moves included)
+
+    async def start(self) -> None:
+        cfg = self.cfg
+        try:
+            out = _open_output(cfg.crawl_log.output)
+            self.store = await asyncio.to_thread(open_store, cfg.store)
+            self.positions = positions_of(self.store)
+            if cfg.metrics.enabled:
+                self.metrics_server = MetricsServer(self.metrics, cfg.metrics.host, cfg.metrics.port,
+                                                    self._ready, self._ready)
+                await self.metrics_server.start()
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="driftline-crawl-log")
+            watcher = Watcher(Engine(cfg.engine, doi=cfg.doi), self.store)
+            watcher.on_stage = self.metrics.observe_stage
+            if cfg.render.enabled:
+                self.renderer = RenderPool(cfg.render, cfg.acquire.allow_addresses, fetch=cfg.acquire.live,
+                                           max_decompress_ratio=cfg.engine.extract.max_decompress_ratio)
+            self.acquirer = Acquirer(cfg, on_fetch=self.metrics.observe_fetch, renderer=self.renderer,
+                                     on_render_error=self.metrics.observe_render_error)
+            self.publisher = LocalPublisher(cfg, self.positions, out)
+            self.scorer = Scorer(
+                cfg, watcher=watcher, acquirer=self.acquirer, publisher=self.publisher,
+                dead_letters=DeadLetters(cfg.kafka, self.publisher, self.metrics), metrics=self.metrics,
+                recommender=Recommender(cfg.recommend, self.store, actuator=cfg.actuator), executor=self._executor,
+                actuator=make_actuator(cfg.actuator),
+            )
+            for path in self.paths:
+                saved = await asyncio.to_thread(self.positions.get_position, os.path.abspath(path))
+                self.tails.append(Tail(path, cfg.crawl_log, Position.from_json(saved)))
+            await self._resend_alerts()
+        except BaseException:
+            await self.stop()
+            raise
+        log.info("following %s (store: %s)", ", ".join(t.stream for t in self.tails), cfg.store.backend)
+
+    async def _ready(self) -> bool:
+        return self.scorer is not None
+
+    async def _resend_alerts(self) -> None:
+        """Write the alerts owed by verdicts stored before the last stop but never written out."""
+        assert self.store is not None and self.positions is not None and self.publisher is not None
+        store, publisher = self.store, self.publisher
+        for vid in await asyncio.to_thread(self.positions.pending_alert_ids):
+            verdict = await asyncio.to_thread(store.get_verdict, vid)
+            if verdict is not None:
+                await publisher.send_all([(self.cfg.kafka.alerts_topic, None, alert_message(verdict), None)])
+            await asyncio.to_thread(store.mark_alert_sent, vid)
+
+    async def stop(self) -> None:
+        if self.metrics_server is not None:
+            await self.metrics_server.stop()
+            self.metrics_server = None
+        for tail in self.tails:
+            tail.close()
+        if self.publisher is not None:
+            await self.publisher.stop()
+            self.publisher = None
+        if self.acquirer is not None:
+            try:
+                await self.acquirer.close()
+            except Exception:
+                log.exception("error closing the acquirer")
+            self.acquirer = None
+        if self.renderer is not None:
+            try:
+                await self.renderer.close()
+            except Exception:
+                log.exception("error closing the browser")
+            self.renderer = None
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    async def __aenter__(self) -> CrawlLogRunner:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    # -- the loop -------------------------------------------------------------------
+
+    async def poll(self) -> int:
+        """One turn over every followed file; returns the lines handled."""
+        n = 0
+        for tail in self.tails:
+            lines = await asyncio.to_thread(tail.read, self.cfg.crawl_log.batch_lines)
+            for line in lines:
+                await self._handle_retrying(line)
+                n += 1
+        self.lines += n
+        return n
+
+    @property
+    def at_end(self) -> bool:
+        """Every followed file read to its end (nothing rotated left to finish)."""
+        return all(t.at_end for t in self.tails)
+
+    async def run(self, stop: asyncio.Event, *, once: bool = False) -> None:
+        """Follow until ``stop`` is set (``once``: until every file is read to its end)."""
+        while not stop.is_set():
+            n = await self.poll()
+            if n:
+                continue
+            if once and self.at_end:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.cfg.crawl_log.poll_interval_s)
+
+    async def _handle_retrying(self, line: Line) -> None:
+        """:meth:`_handle`, again after a pause while the store cannot take the position.
+
+        The line is not left behind: a position that cannot be written means
+        the next line's position would skip it.  Every step is idempotent, so
+        doing the line again after a partial failure is safe."""
+        delay = 0.5
+        while True:
+            try:
+                await self._handle(line)
+                return
+            except StoreError as exc:
+                log.warning("%s@%d: the store cannot take the position (%s: %s); retrying in %.1f s", line.source,
+                            line.start, exc.reason, exc, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 10.0)
+
+    async def _handle(self, line: Line) -> None:
+        assert self.scorer is not None and self.publisher is not None and self.positions is not None
+        positions, publisher = self.positions, self.publisher
+        pos = line.position.to_json()
+        if line.data is None or (not line.length and not line.data.strip()):  # a file switch, or a blank line
+            await asyncio.to_thread(positions.set_position, line.stream, pos)
+            return
+        record = LineRecord(topic=line.stream, offset=line.start, value=line.data)
+        publisher.line, publisher.dead_lettered = line, False
+        positions.carry_position(line.stream, pos)
+        try:
+            if line.length:
+                self.metrics.events_failed.labels(reason="too_large").inc()
+                await self.scorer.dead_letters.send(
+                    record, "too_large", f"crawl.log line of {line.length} bytes is over crawl_log.max_line_bytes "
+                    f"({self.cfg.crawl_log.max_line_bytes}); its first {len(line.data)} bytes are kept")
+            else:
+                await self.scorer.handle(record)
+        finally:
+            positions.drop_carried()
+            publisher.line = None
+        if publisher.dead_lettered:
+            return
+        if self.scorer.dead_letters.lost:  # its dead letter could not be stored: the line is done again
+            self.scorer.dead_letters.lost = 0
+            raise StoreError("the dead letter was not stored", reason="store_write")
+        if await asyncio.to_thread(positions.get_position, line.stream) != pos:
+            await asyncio.to_thread(positions.set_position, line.stream, pos)
+
+
+def _stopper(sig: signal.Signals, got: list[signal.Signals], stop: asyncio.Event) -> Callable[[], None]:
+    def handler() -> None:
+        got.append(sig)
+        stop.set()
+
+    return handler
+
+
+async def serve(cfg: Config, paths: Sequence[str], *, once: bool = False, stop: asyncio.Event | None = None) -> int:
+    """Follow ``paths`` until SIGTERM (exit 0), SIGINT (exit 130) or, with ``once``, their ends (exit 0)."""
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    got: list[signal.Signals] = []
+    installed: list[signal.Signals] = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, _stopper(sig, got, stop))
+            installed.append(sig)
+        except (NotImplementedError, RuntimeError):  # not the main thread
+            pass
+    try:
+        async with CrawlLogRunner(cfg, paths) as runner:
+            await runner.run(stop, once=once)
+            log.info("stopped after %d lines", runner.lines)
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+    return 130 if signal.SIGINT in got else 0
+
+
+def run_durable(cfg: Config, paths: Sequence[str], *, once: bool = False) -> int:
+    """The CLI's entry point; returns the exit code."""
+    try:
+        return asyncio.run(serve(cfg, paths, once=once))
+    except ConfigError:
+        raise
+    except DriftlineError as exc:
+        log.error("driftline run --crawl-log failed (%s): %s", exc.reason, exc)
+        return 2
+    except KeyboardInterrupt:
+        return 130
