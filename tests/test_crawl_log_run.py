@@ -1,0 +1,76 @@
+"""``driftline run --crawl-log`` in process, on every store backend: what batch says, bad lines as dead
+letters in the store, the position committed, and a second run that finds nothing left to do."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from consumers.durable import CrawlLogRunner
+from tests.fixtures.crawllog import bad_lines, collection, follow_config, skipped_lines
+from tests.fixtures.streamcheck import _batch
+from watcher.canonical import url_key
+from watcher.config import Config
+from watcher.crawlfollow.follow import Position
+from watcher.model import Verdict
+from watcher.store import BaselineStore
+from watcher.store.positions import positions_of
+
+
+def newest_verdicts(store: BaselineStore, urls: set[str]) -> dict[str, Verdict]:
+    return {v.verdict_id: v for url in urls for v in store.recent_verdicts(url_key(url), 1000)}
+
+
+def same_as_batch(batch: dict[str, tuple[str, str, str | None, bool, str]], got: dict[str, Verdict]) -> None:
+    assert set(got) == set(batch), (len(got), len(batch))
+    differ = [(vid, b[:4], (v.status, v.change, v.reason, v.baseline_time is not None))
+              for vid, b in batch.items() for v in [got[vid]]
+              if b[:4] != (v.status, v.change, v.reason, v.baseline_time is not None)]
+    assert differ == [], differ[:3]
+
+
+async def _follow(cfg: Config, log: Path, urls: set[str]) -> tuple[dict[str, Verdict], list[Any], str | None]:
+    async with CrawlLogRunner(cfg, [str(log)]) as runner:
+        await runner.run(asyncio.Event(), once=True)
+        assert runner.store is not None
+        positions = positions_of(runner.store)
+        return (newest_verdicts(runner.store, urls), positions.input_dead_letters(),
+                positions.get_position(str(log.resolve())))
+
+
+@pytest.fixture(params=["sqlite", "memory", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_cfg(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, Any]:
+    if request.param == "postgres":
+        pytest.importorskip("psycopg", reason="needs psycopg (pip install -e '.[postgres]')")
+        return {"backend": "postgres", "dsn": request.getfixturevalue("postgres_dsn")}
+    if request.param == "memory":
+        return {"backend": "memory"}
+    return {"backend": "sqlite", "path": str(tmp_path / "driftline.db")}
+
+
+async def test_a_crawl_log_is_scored_as_batch_scores_its_warc(tmp_path: Path, store_cfg: dict[str, Any]) -> None:
+    warc, refs, lines = collection(tmp_path, seed=3)
+    log = tmp_path / "crawl.log"
+    bad = bad_lines(warc.name)
+    log.write_text("".join([*lines[:5], *skipped_lines(), bad[0], *lines[5:], bad[1], "\n"]))
+    cfg = follow_config(tmp_path, warc, store=store_cfg)
+    urls = {ref.url for ref in refs}
+    got, letters, position = await _follow(cfg, log, urls)
+    same_as_batch(_batch(str(warc), cfg), got)
+    assert any(v.version > 1 for v in got.values())  # the shuffle made late captures, and they were corrected
+    assert sorted(d.offset for d in letters) == sorted(log.read_bytes().index(b.encode()) for b in bad)
+    assert all(d.reason and d.reason != "internal" for d in letters), [d.reason for d in letters]
+    assert json.loads(letters[0].body)["reason"] == letters[0].reason
+    saved = Position.from_json(position)
+    assert saved is not None and saved.offset == log.stat().st_size
+    out = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert {m["value"]["verdict_id"] for m in out if m["kind"] == "verdict"} == set(got)
+    if store_cfg["backend"] == "memory":
+        return  # nothing survives the process: a second run starts afresh
+    again, letters_again, _ = await _follow(cfg, log, urls)
+    assert again == got and len(letters_again) == len(letters)
+    assert len((tmp_path / "out.jsonl").read_text().splitlines()) == len(out)  # nothing read twice
