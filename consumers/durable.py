@@ -127,12 +127,37 @@ class LocalPublisher(Publisher):
         self.dead_lettered = True
 
 
+def _drop_partial_line(path: str) -> None:
+    """Cut a last line a killed process left half written (the store holds its verdict), so that the
+    file stays one JSON document a line."""
+    try:
+        fh = open(path, "r+b")  # noqa: SIM115 - closed below; "with" would hide the size logic
+    except FileNotFoundError:
+        return
+    with fh:
+        size = fh.seek(0, os.SEEK_END)
+        if size == 0:
+            return
+        back = min(size, 1 << 20)
+        fh.seek(size - back)
+        tail = fh.read(back)
+        if tail.endswith(b"\n"):
+            return
+        cut = tail.rfind(b"\n")
+        keep = size - back + cut + 1 if cut >= 0 else (0 if back == size else size)
+        if keep != size:
+            log.warning("%s: dropping a last line written only in part (%d bytes) by a process that was killed",
+                        path, size - keep)
+            fh.truncate(keep)
+
+
 def _open_output(spec: str) -> IO[str] | None:
     if spec == "":
         return None
     if spec == "-":
         return sys.stdout
     try:
+        _drop_partial_line(spec)
         return open(spec, "a", encoding="utf-8")  # held for the run, closed by LocalPublisher.stop
     except OSError as exc:
         raise ConfigError(f"crawl_log.output: cannot open {spec!r} for appending: {exc.strerror or exc}",

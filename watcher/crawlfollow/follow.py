@@ -213,11 +213,16 @@ class Tail:
         if not self._started:
             self._started = True
             self._start()
+            if self._saved is None and self._fh is not None:
+                # Known from now on: a rotation before its first line is consumed is still followed.
+                return [Line(self.stream, self.source, self._offset, None, self.position())]
         if self._switch:
             return self._switch_to_path()
-        if self._fh is None and not self._open(self.stream, 0):
-            self.at_end = True
-            return []
+        if self._fh is None:
+            if not self._open(self.stream, 0):
+                self.at_end = True
+                return []
+            return [Line(self.stream, self.source, 0, None, self.position())]  # the path's file appeared
         lines = self._lines(max_lines, final=False)
         if lines:
             self.at_end = False
