@@ -20,7 +20,7 @@ What differs is where things go:
   verdict stored and stores nothing.
 * dead letters (bad lines, unreadable WARCs...) are stored in the store's
   dead-letter table with the position, in one transaction: never lost,
-  never a crash.
+  never a crash (and then written to the output too).
 * verdicts, alerts and recommendations are written as JSON lines to
   ``crawl_log.output`` (stdout, a file, or nowhere) after the commit.  The
   store is the record; the output is a view, so a kill can lose from it the
@@ -108,9 +108,8 @@ class LocalPublisher(Publisher):
         lines: list[str] = []
         for topic, _key, value, _headers in messages:
             if topic == self.dead_topic:
-                await self._park(value)
-                continue
-            kind = self.kinds.get(topic)
+                await self._park(value)  # stored first: the output is a view of the store
+            kind = "dead-letter" if topic == self.dead_topic else self.kinds.get(topic)
             if kind is not None and self.out is not None:
                 lines.append(json.dumps({"kind": kind, "value": json.loads(value)}, ensure_ascii=False))
         if lines and self.out is not None:
