@@ -113,8 +113,14 @@ class LocalPublisher(Publisher):
             if kind is not None and self.out is not None:
                 lines.append(json.dumps({"kind": kind, "value": json.loads(value)}, ensure_ascii=False))
         if lines and self.out is not None:
-            self.out.write("".join(f"{text}\n" for text in lines))
-            self.out.flush()
+            try:
+                self.out.write("".join(f"{text}\n" for text in lines))
+                self.out.flush()
+            except OSError as exc:  # a closed pipe, a full disk: the store is the record, scoring goes on
+                log.error("crawl_log.output cannot be written (%s): from now on verdicts go to the store only",
+                          exc.strerror or exc)
+                self.out = None
+                return
             self.written += len(lines)
 
     async def _park(self, body: bytes) -> None:
@@ -216,6 +222,9 @@ class CrawlLogRunner:
         except BaseException:
             await self.stop()
             raise
+        if not cfg.acquire.warc_dirs and not cfg.acquire.warc_http_base:
+            log.warning("acquire.warc_dirs is empty: the WARC files crawl.log lines name cannot be read (set it, "
+                        "e.g. DRIFTLINE__ACQUIRE__WARC_DIRS='[/path/to/warcs]')")
         log.info("following %s (store: %s)", ", ".join(t.stream for t in self.tails), cfg.store.backend)
 
     async def _ready(self) -> bool:
@@ -268,12 +277,16 @@ class CrawlLogRunner:
 
     # -- the loop -------------------------------------------------------------------
 
-    async def poll(self) -> int:
-        """One turn over every followed file; returns the lines handled."""
+    async def poll(self, stop: asyncio.Event | None = None) -> int:
+        """One turn over every followed file; returns the lines handled.  Once ``stop`` is set no
+        further line is started (the lines read and not handled are read again by the next process:
+        only the stored position counts), so the runner must not poll again."""
         n = 0
         for tail in self.tails:
             lines = await asyncio.to_thread(tail.read, self.cfg.crawl_log.batch_lines)
             for line in lines:
+                if stop is not None and stop.is_set():
+                    break
                 await self._handle_retrying(line)
                 n += 1
         self.lines += n
@@ -287,7 +300,7 @@ class CrawlLogRunner:
     async def run(self, stop: asyncio.Event, *, once: bool = False) -> None:
         """Follow until ``stop`` is set (``once``: until every file is read to its end)."""
         while not stop.is_set():
-            n = await self.poll()
+            n = await self.poll(stop)
             if n:
                 continue
             if once and self.at_end:

@@ -6,6 +6,8 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from watcher.crawlfollow.follow import Line, Position, Tail
 from watcher.crawlfollow.settings import CrawlLogConfig
 
@@ -54,7 +56,7 @@ def test_rotation_finishes_the_old_file_then_reads_the_new_one(tmp_path: Path) -
     got = _drain(tail)
     assert _texts(got) == ["a3", "b1"]
     moves = [line for line in got if line.data is None]
-    assert len(moves) == 1 and moves[0].position.ident == (os.stat(log).st_dev, os.stat(log).st_ino)
+    assert moves[-1].position.ident == (os.stat(log).st_dev, os.stat(log).st_ino)  # the switch is stored
 
 
 def test_a_restart_resumes_in_the_rotated_file(tmp_path: Path) -> None:
@@ -97,13 +99,18 @@ def test_a_file_replaced_under_the_path_while_stopped(tmp_path: Path) -> None:
     assert _texts(_drain(again)) == ["new1"]
 
 
-def test_an_over_long_line_is_cut_and_measured(tmp_path: Path) -> None:
+@pytest.mark.parametrize("size", [10_000, 300_000])  # within one read, and over several
+def test_an_over_long_line_is_cut_and_measured(tmp_path: Path, size: int) -> None:
     log = tmp_path / "crawl.log"
-    log.write_text("short\n" + "x" * 10_000 + "\nafter\n")
-    got = [line for line in _drain(Tail(str(log), CFG, None)) if line.data is not None]
-    assert _texts(got)[0] == "short" and _texts(got)[2] == "after"
-    long = got[1]
-    assert long.length == 10_001 and long.data is not None and len(long.data) <= 4096
+    log.write_text("short\n" + "x" * size)
+    tail = Tail(str(log), CFG, None)
+    assert _texts(_drain(tail)) == ["short"]  # its newline has not arrived: it waits, and is not held
+    _append(log, "\nafter\n")
+    got = [line for line in _drain(tail) if line.data is not None]
+    assert _texts(got)[1] == "after"
+    long = got[0]
+    assert long.length == size + 1 and long.data is not None and len(long.data) <= 4096
+    assert got[1].start == len("short\n") + size + 1
 
 
 def test_from_end_starts_after_the_last_whole_line(tmp_path: Path) -> None:
@@ -113,3 +120,20 @@ def test_from_end_starts_after_the_last_whole_line(tmp_path: Path) -> None:
     assert _texts(_drain(tail)) == []
     _append(log, "-done\nnew\n")
     assert _texts(_drain(tail)) == ["half-done", "new"]
+
+
+def test_copytruncate_while_behind_never_reads_the_new_content_at_the_old_offset(tmp_path: Path) -> None:
+    """The follower lags the crawler: the log is copied, truncated and written past the follower's
+    offset before it reads again.  Reading on at that offset would return the middle of new lines."""
+    log = tmp_path / "crawl.log"
+    old = [f"2024-01-01T00:00:{i:02d} old line {i}" for i in range(6)]
+    log.write_text("".join(f"{x}\n" for x in old))
+    tail = Tail(str(log), CFG, None)
+    assert tail.read(3)[0].data is None  # the first read stores where the path stands
+    assert _texts(tail.read(3)) == old[:3]
+    shutil.copy(log, tmp_path / "crawl.log.1")
+    with log.open("r+") as fh:
+        fh.truncate(0)
+    new = [f"2024-01-02T00:00:{i:02d} a new line, longer than the old ones were {i}" for i in range(6)]
+    _append(log, "".join(f"{x}\n" for x in new))
+    assert _texts(_drain(tail)) == old[3:] + new

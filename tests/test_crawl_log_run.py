@@ -74,3 +74,26 @@ async def test_a_crawl_log_is_scored_as_batch_scores_its_warc(tmp_path: Path, st
     again, letters_again, _ = await _follow(cfg, log, urls)
     assert again == got and len(letters_again) == len(letters)
     assert len((tmp_path / "out.jsonl").read_text().splitlines()) == len(out)  # nothing read twice
+
+
+async def test_an_alert_owed_when_the_process_died_is_written_at_the_next_start(tmp_path: Path) -> None:
+    import sqlite3
+
+    warc, refs, lines = collection(tmp_path, seed=5)
+    log = tmp_path / "crawl.log"
+    log.write_text("".join(lines))
+    cfg = follow_config(tmp_path, warc)
+    await _follow(cfg, log, {ref.url for ref in refs})
+    out = tmp_path / "out.jsonl"
+    alerts = {json.loads(x)["value"]["verdict_id"] for x in out.read_text().splitlines()
+              if json.loads(x)["kind"] == "alert"}
+    assert alerts  # off-topic captures alert under the collection profile
+    with sqlite3.connect(tmp_path / "driftline.db") as db:  # as if killed after the commit, before the write
+        db.execute("UPDATE alerts SET state = 'pending'")
+    out.unlink()
+    await _follow(cfg, log, {ref.url for ref in refs})
+    again = [json.loads(x) for x in out.read_text().splitlines()]
+    assert {m["value"]["verdict_id"] for m in again if m["kind"] == "alert"} == alerts
+    assert all(m["kind"] == "alert" for m in again)  # nothing else was read again
+    with sqlite3.connect(tmp_path / "driftline.db") as db:
+        assert db.execute("SELECT COUNT(*) FROM alerts WHERE state = 'pending'").fetchone() == (0,)

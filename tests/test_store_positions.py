@@ -32,6 +32,7 @@ def test_a_carried_position_is_written_with_a_new_verdict_only(stores: tuple[Bas
     assert pos.get_position("log") is None  # carried, not written
     assert store.put_verdict(make_verdict(), fingerprint=make_fp())
     assert pos.get_position("log") == "p1"
+    pos.drop_carried()
     pos.carry_position("log", "p2")
     assert not store.put_verdict(make_verdict())  # already stored: nothing is written, the position neither
     assert pos.get_position("log") == "p1"
@@ -56,6 +57,9 @@ def test_a_failed_verdict_transaction_leaves_the_position(stores: tuple[Baseline
     with pytest.raises(StoreError):
         store.put_verdict(later)
     assert pos.get_position("log") is None and not store.has_verdict(later.verdict_id)
+    monkeypatch.undo()
+    assert store.put_verdict(later)  # the retry (the scorer retries store errors) writes the carried position
+    assert pos.get_position("log") == "p2"
 
 
 def test_a_dead_letter_is_stored_once_with_its_position(stores: tuple[BaselineStore, PositionStore]) -> None:

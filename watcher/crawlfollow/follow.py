@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 
 HEAD_BYTES = 256  # the first bytes that, with the inode, tell one file from another
 _KEPT_OF_LONG_LINE = 4096  # bytes of an over-long line kept for its dead letter
+_CHUNK = 1 << 16  # bytes read at a time
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +50,7 @@ class Position:
     dev: int
     ino: int
     offset: int
-    head: str  # sha256 of the file's first head_len bytes
+    head: str  # sha256 of the file's first head_len bytes (up to HEAD_BYTES, consumed or not)
     head_len: int
 
     @property
@@ -117,14 +118,15 @@ class Tail:
         return f"{self._name}#{self._ident[0]}:{self._ident[1]}"
 
     def position(self) -> Position:
-        n = min(HEAD_BYTES, self._offset)
-        if len(self._head) < n and self._fh is not None:
-            self._head = os.pread(self._fh.fileno(), HEAD_BYTES, 0)
+        """Where reading stands; the head hash covers the file's first bytes as last checked (an
+        appended file keeps them; a file truncated and written again has others)."""
+        n = min(HEAD_BYTES, len(self._head))
         return Position(self._ident[0], self._ident[1], self._offset, _sha(self._head[:n]), n)
 
     def _open(self, name: str, offset: int) -> bool:
         try:
-            fh = open(name, "rb")  # noqa: SIM115 - held open across polls: a rotated file is read by its handle
+            # Unbuffered, read with pread: a buffer would serve bytes a truncation has taken away.
+            fh = open(name, "rb", buffering=0)  # noqa: SIM115 - held open across polls: a rotated file is read by its handle
         except FileNotFoundError:
             return False
         self.close()
@@ -209,21 +211,37 @@ class Tail:
     # -- reading --------------------------------------------------------------
 
     def read(self, max_lines: int) -> list[Line]:
-        """Up to ``max_lines`` complete lines (and position moves); empty when there is nothing new."""
+        """Up to ``max_lines`` complete lines (and position moves); empty when there is nothing new.
+
+        A position move (a :class:`Line` without data) comes first whenever the file's identity
+        grew: the path opened for the first time (a rotation before its first line is consumed is
+        still followed), another file switched to, or more of its first bytes known (so that a
+        copytruncate is recognised even before a line of the file was consumed)."""
         if not self._started:
             self._started = True
             self._start()
-            if self._saved is None and self._fh is not None:
-                # Known from now on: a rotation before its first line is consumed is still followed.
-                return [Line(self.stream, self.source, self._offset, None, self.position())]
+            if self._fh is not None and (self._saved is None or self._saved.head_len < len(self._head)):
+                return [self._move()]
         if self._switch:
             return self._switch_to_path()
         if self._fh is None:
             if not self._open(self.stream, 0):
                 self.at_end = True
                 return []
-            return [Line(self.stream, self.source, 0, None, self.position())]  # the path's file appeared
+            return [self._move()]  # the path's file appeared
+        known = len(self._head)
+        if self._rewritten():
+            self._check_path()
+            self.at_end = False
+            return []
+        if len(self._head) > known:
+            return [self._move()]
+        before = self._offset
         lines = self._lines(max_lines, final=False)
+        if lines and self._rewritten():
+            # Truncated (and written again) under the handle while these were read: they may be bytes
+            # of the new content read at the old offset.  Dropped; the rest is read from the copy.
+            self._offset, lines = before, []
         if lines:
             self.at_end = False
             return lines
@@ -234,35 +252,78 @@ class Tail:
         self.at_end = not (self._replaced or self._switch)
         return []
 
+    def _move(self) -> Line:
+        return Line(self.stream, self.source, self._offset, None, self.position())
+
     def _lines(self, max_lines: int, *, final: bool) -> list[Line]:
-        fh = self._fh
-        assert fh is not None
-        fh.seek(self._offset)
+        """Up to ``max_lines`` lines from the position on (``final``: the bytes after the last newline
+        too, and an over-long line without its newline)."""
+        assert self._fh is not None
+        fd = self._fh.fileno()
         limit = self.cfg.max_line_bytes
         out: list[Line] = []
+        buf, at = b"", 0  # buf holds the file's bytes from self._offset on; at: where the next line starts in it
         while len(out) < max_lines:
-            start = self._offset
-            data = fh.readline(limit + 1)
-            if not data:
-                break
-            length = len(data)
-            if not data.endswith(b"\n") and len(data) > limit:  # over-long: find its end without holding it
-                kept = data[:_KEPT_OF_LONG_LINE]
-                while True:
-                    more = fh.readline(1 << 20)
-                    length += len(more)
-                    if not more or more.endswith(b"\n"):
-                        break
-                if not more and not final:
-                    break  # its newline has not arrived yet
-                self._offset = start + length
-                out.append(Line(self.stream, self.source, start, kept, self.position(), length))
+            nl = buf.find(b"\n", at)
+            if nl >= 0:
+                start, size = self._offset, nl + 1 - at
+                self._offset += size
+                if size - 1 > limit:  # over-long, though read whole: held no longer than it takes to cut it
+                    out.append(Line(self.stream, self.source, start, buf[at:at + _KEPT_OF_LONG_LINE],
+                                    self.position(), size))
+                else:
+                    out.append(Line(self.stream, self.source, start, buf[at:nl].rstrip(b"\r"), self.position()))
+                at = nl + 1
                 continue
-            if not data.endswith(b"\n") and not final:
-                break  # a partial line: wait for its newline
-            self._offset = start + len(data)
-            out.append(Line(self.stream, self.source, start, data.rstrip(b"\r\n"), self.position()))
+            if len(buf) - at > limit:
+                line = self._long_line(buf[at:at + _KEPT_OF_LONG_LINE], self._offset + len(buf) - at, final)
+                if line is None:
+                    break  # its newline has not arrived yet
+                out.append(line)
+                buf, at = b"", 0
+                continue
+            more = os.pread(fd, _CHUNK, self._offset + len(buf) - at)
+            if not more:
+                if final and len(buf) > at:
+                    start = self._offset
+                    self._offset += len(buf) - at
+                    out.append(Line(self.stream, self.source, start, buf[at:].rstrip(b"\r"), self.position()))
+                break  # else a partial line: wait for its newline
+            buf, at = buf[at:] + more, 0
         return out
+
+    def _long_line(self, kept: bytes, scan_from: int, final: bool) -> Line | None:
+        """The over-long line at the position, cut to ``kept``, once its end is known (None before)."""
+        assert self._fh is not None
+        fd, end = self._fh.fileno(), scan_from
+        while True:
+            more = os.pread(fd, _CHUNK, end)
+            if not more:
+                if not final:
+                    return None
+                break
+            nl = more.find(b"\n")
+            if nl >= 0:
+                end += nl + 1
+                break
+            end += len(more)
+        start, self._offset = self._offset, end
+        return Line(self.stream, self.source, start, kept, self.position(), end - start)
+
+    def _rewritten(self) -> bool:
+        """The open file no longer holds what was read from it: shorter than the position, or other
+        first bytes (copytruncate truncated it in place, and the crawler wrote new lines since)."""
+        assert self._fh is not None
+        fd = self._fh.fileno()
+        if os.fstat(fd).st_size < self._offset:
+            return True
+        now = os.pread(fd, HEAD_BYTES, 0)
+        n = min(len(now), len(self._head))
+        if now[:n] != self._head[:n]:
+            return True
+        if len(now) > len(self._head):
+            self._head = now
+        return False
 
     def _check_path(self) -> None:
         """At the end of the current file: has the path been rotated to a new file, or truncated?"""

@@ -12,9 +12,9 @@ own, with its dead letter when it has one.
 How the position rides with the verdict: the follower calls
 :meth:`carry_position` before it hands the line to the scorer; the store's
 ``put_verdict`` writes the carried position inside its own transaction (one
-call, :meth:`_write_carried`) and forgets it.  Only one line is scored at a
-time, so one carried position per store is enough; the Kafka path never
-carries one, so it writes nothing here.
+call, :meth:`_write_carried`) until the follower drops it after the line.
+Only one line is scored at a time, so one carried position per store is
+enough; the Kafka path never carries one, so it writes nothing here.
 
 The two tables are created on first use (``CREATE TABLE IF NOT EXISTS``), so
 stores that never follow a file never get them and the schema version is
@@ -107,10 +107,10 @@ class SQLPositions:
         self._carried = None
 
     def _write_carried(self, c: Any) -> None:
-        """Called by ``put_verdict`` inside its transaction: write the carried position, if any."""
-        carried, self._carried = self._carried, None
-        if carried is not None:
-            self._upsert_position(c, *carried)
+        """Called by ``put_verdict`` inside its transaction: write the carried position, if any.  It stays
+        carried until :meth:`drop_carried`, so a transaction retried after a failure writes it again."""
+        if self._carried is not None:
+            self._upsert_position(c, *self._carried)
 
     def _upsert_position(self, c: Any, stream: str, position: str) -> None:
         self._run(c, "INSERT INTO input_positions (stream, position, at) VALUES (?, ?, ?) ON CONFLICT (stream) "
@@ -177,9 +177,8 @@ class MemoryPositions:
         self._carried = None
 
     def _write_carried(self, c: Any = None) -> None:
-        carried, self._carried = self._carried, None
-        if carried is not None:
-            self._positions()[carried[0]] = carried[1]
+        if self._carried is not None:
+            self._positions()[self._carried[0]] = self._carried[1]
 
     def set_position(self, stream: str, position: str, dead_letter: DeadLetterRow | None = None) -> None:
         with self._lock:
