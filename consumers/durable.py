@@ -176,7 +176,7 @@ class CrawlLogRunner:
         if not paths:
             raise ConfigError("--crawl-log needs at least one path", reason="crawl_log")
         self.cfg = cfg
-        self.paths = list(dict.fromkeys(paths))
+        self.paths = list(dict.fromkeys(os.path.abspath(p) for p in paths))  # one follower per file name
         self.metrics = metrics or Metrics(max_collections=cfg.metrics.max_collections,
                                           collections=cfg.metrics.collections)
         self.store: BaselineStore | None = None

@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 HEAD_BYTES = 256  # the first bytes that, with the inode, tell one file from another
 _KEPT_OF_LONG_LINE = 4096  # bytes of an over-long line kept for its dead letter
 _CHUNK = 1 << 16  # bytes read at a time
+_BATCH_BYTES = 8 << 20  # lines returned by one read hold at most about this much (long lines, a big batch)
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +264,8 @@ class Tail:
         limit = self.cfg.max_line_bytes
         out: list[Line] = []
         buf, at = b"", 0  # buf holds the file's bytes from self._offset on; at: where the next line starts in it
-        while len(out) < max_lines:
+        first = self._offset
+        while len(out) < max_lines and self._offset - first < _BATCH_BYTES:
             nl = buf.find(b"\n", at)
             if nl >= 0:
                 start, size = self._offset, nl + 1 - at
