@@ -216,7 +216,9 @@ class CrawlLogRunner:
                 actuator=make_actuator(cfg.actuator),
             )
             for path in self.paths:
-                saved = await asyncio.to_thread(self.positions.get_position, os.path.abspath(path))
+                if not os.path.exists(path):
+                    log.warning("%s does not exist (yet): followed once it appears", path)
+                saved = await asyncio.to_thread(self.positions.get_position, path)
                 self.tails.append(Tail(path, cfg.crawl_log, Position.from_json(saved)))
             await self._resend_alerts()
         except BaseException:

@@ -97,3 +97,23 @@ async def test_an_alert_owed_when_the_process_died_is_written_at_the_next_start(
     assert all(m["kind"] == "alert" for m in again)  # nothing else was read again
     with sqlite3.connect(tmp_path / "driftline.db") as db:
         assert db.execute("SELECT COUNT(*) FROM alerts WHERE state = 'pending'").fetchone() == (0,)
+
+
+async def test_an_output_that_cannot_be_opened_is_refused_in_one_line(tmp_path: Path) -> None:
+    from watcher.errors import ConfigError
+
+    warc, _, _ = collection(tmp_path, histories=1, captures=1)
+    cfg = follow_config(tmp_path, warc, output=str(tmp_path / "no" / "such" / "dir" / "out.jsonl"))
+    with pytest.raises(ConfigError, match=r"^crawl_log\.output: cannot open"):
+        await CrawlLogRunner(cfg, [str(tmp_path / "crawl.log")]).start()
+
+
+async def test_a_half_written_last_output_line_is_cut_at_start(tmp_path: Path) -> None:
+    warc, refs, lines = collection(tmp_path, histories=1, captures=2)
+    log = tmp_path / "crawl.log"
+    log.write_text("".join(lines))
+    out = tmp_path / "out.jsonl"
+    out.write_text('{"kind": "verdict", "value": {}}\n{"kind": "verdi')  # a process killed mid-write
+    await _follow(follow_config(tmp_path, warc), log, {ref.url for ref in refs})
+    got = [json.loads(x) for x in out.read_text().splitlines()]  # every line whole JSON again
+    assert len(got) == 1 + sum(1 for m in got[1:] if m["kind"] == "verdict") and len(got) > 1
