@@ -335,6 +335,7 @@ class CrawlLogRunner:
             await asyncio.to_thread(positions.set_position, line.stream, pos)
             return
         record = LineRecord(topic=line.stream, offset=line.start, value=line.data)
+        self.metrics.events_consumed.labels(topic=line.stream).inc()  # the scorer counts Kafka input topics only
         publisher.line, publisher.dead_lettered = line, False
         positions.carry_position(line.stream, pos)
         try:

@@ -137,3 +137,18 @@ def test_copytruncate_while_behind_never_reads_the_new_content_at_the_old_offset
     new = [f"2024-01-02T00:00:{i:02d} a new line, longer than the old ones were {i}" for i in range(6)]
     _append(log, "".join(f"{x}\n" for x in new))
     assert _texts(_drain(tail)) == old[3:] + new
+
+
+def test_an_unknown_file_is_never_taken_for_the_copy(tmp_path: Path) -> None:
+    """A position that knows no first bytes (the file was empty) whose file is gone: another log in
+    the directory is not read in its place."""
+    log = tmp_path / "crawl.log"
+    log.write_text("")
+    tail = Tail(str(log), CFG, None)
+    saved = _drain(tail)[-1].position
+    tail.close()
+    assert saved.head_len == 0
+    (tmp_path / "progress-statistics.log").write_text("not a crawl.log line\n")
+    log.unlink()
+    log.write_text("fresh1\n")
+    assert _texts(_drain(Tail(str(log), CFG, saved))) == ["fresh1"]

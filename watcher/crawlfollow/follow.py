@@ -150,14 +150,15 @@ class Tail:
 
     def _find(self, saved: Position, *, copies: bool) -> str | None:
         """A file beside the path that is ``saved``'s file: the same inode and first bytes (a rotated
-        file); with ``copies``, also a file of another inode with those first bytes and at least
-        ``saved.offset`` bytes (the copy copytruncate made)."""
-        folder = os.path.dirname(self.stream)
+        file); with ``copies``, also a file named like the path (``crawl.log.1``) of another inode,
+        with those first bytes (some must be known) and at least ``saved.offset`` bytes (the copy
+        copytruncate made)."""
+        folder, name = os.path.split(self.stream)
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
             return None
-        for want_ident in (True, False) if copies else (True,):
+        for want_ident in (True, False) if copies and saved.head_len else (True,):
             for entry in entries:
                 try:
                     if not entry.is_file():
@@ -167,7 +168,8 @@ class Tail:
                     continue
                 if want_ident and _ident(st) != saved.ident:
                     continue
-                if not want_ident and (_ident(st) == saved.ident or st.st_size < saved.offset):
+                if not want_ident and (_ident(st) == saved.ident or st.st_size < saved.offset
+                                       or not entry.name.startswith(name)):
                     continue
                 if self._head_of(entry.path, saved.head_len) == saved.head:
                     return entry.path
