@@ -67,7 +67,7 @@ def _writer(log: Path, lines: list[str], seed: int, rotation: str, done: threadi
                 fh.write(line[cut:])
             else:
                 fh.write(line)
-        time.sleep(rnd.uniform(0.0, 0.08))
+        time.sleep(rnd.uniform(0.02, 0.25))  # a crawl's pace: the follower keeps up, so kills meet work
     done.set()
 
 
@@ -103,11 +103,54 @@ def _wait_for_position(cfg: Config, timeout_s: float = 60.0, head_len: int = 0) 
     raise AssertionError("driftline never stored a position")
 
 
-def _start(config: Path, log: Path, *extra: str) -> subprocess.Popen[bytes]:
+def _position_now(cfg: Config) -> str | None:
+    try:
+        rows = _query(cfg, "SELECT position FROM input_positions")
+    except StoreError:  # not created yet
+        return None
+    return str(rows[0][0]) if rows else None
+
+
+def _wait_for_progress(cfg: Config, before: str | None, log: Path, done: threading.Event,
+                       timeout_s: float) -> None:
+    """Until the stored position differs from ``before`` (the process consumed a line), the whole log
+    is written and read (nothing left to do), or the timeout."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        now = _position_now(cfg)
+        if now not in (before, None):
+            return
+        pos = Position.from_json(now)
+        if done.is_set() and pos is not None and pos.ident == _ident(log) and pos.offset == log.stat().st_size:
+            return
+        time.sleep(0.1)
+
+
+def _ident(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_dev, st.st_ino
+
+
+def _start(config: Path, log: Path, *extra: str, level: str = "WARNING") -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.Popen([sys.executable, "-m", "watcher.cli", "-c", str(config), "--log-level", "WARNING",
+    return subprocess.Popen([sys.executable, "-m", "watcher.cli", "-c", str(config), "--log-level", level,
                              "run", "--crawl-log", str(log), *extra], cwd=REPO, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def _watch_stderr(proc: subprocess.Popen[bytes]) -> threading.Event:
+    """Drain ``proc``'s stderr; the event is set once it says it follows the log (started)."""
+    following = threading.Event()
+
+    def drain() -> None:
+        assert proc.stderr is not None
+        with proc.stderr:
+            for line in proc.stderr:
+                if b"consumers.durable: following " in line:
+                    following.set()
+
+    threading.Thread(target=drain, daemon=True).start()
+    return following
 
 
 def _setup(tmp_path: Path, store: dict[str, Any] | None, **kw: Any) -> tuple[Any, Config, Path, Path]:
@@ -132,9 +175,9 @@ def test_sigkill_at_random_moments_loses_nothing_and_stores_nothing_twice(
         tmp_path: Path, backend: dict[str, Any] | None, rotation: str, seed: int) -> None:
     if backend is not None and rotation != "rename":
         pytest.skip("one rotation style on PostgreSQL is enough: the follower is the same")
-    (warc, refs, captures), cfg, config, log = _setup(tmp_path, backend, histories=10, captures=5, seed=seed)
+    (warc, refs, captures), cfg, config, log = _setup(tmp_path, backend, histories=20, captures=5, seed=seed)
     bad = bad_lines(warc.name)
-    lines = [*captures[:20], bad[0], *skipped_lines(), *captures[20:], bad[1]]
+    lines = [*captures[:40], bad[0], *skipped_lines(), *captures[40:], bad[1]]
     log.write_text("")
     done = threading.Event()
     # copytruncate keeps the inode: it is told from appending by the file's first bytes, so it can only be
@@ -142,22 +185,31 @@ def test_sigkill_at_random_moments_loses_nothing_and_stores_nothing_twice(
     seen = functools.partial(_wait_for_position, cfg, 120.0, HEAD_BYTES)
     writer = threading.Thread(target=_writer, args=(log, lines, seed, rotation, done, seen), daemon=True)
     rnd = random.Random(seed)
-    kills = 0
-    while not done.is_set() or kills < 6:
-        proc = _start(config, log)
+    kills = working = 0  # working: kills of a process that had moved the position (killed mid-work)
+    while (not done.is_set() or kills < 8) and kills < 40:
+        before = _position_now(cfg)
+        proc = _start(config, log, level="INFO")
+        following = _watch_stderr(proc)
         try:
             if not writer.is_alive() and not done.is_set():
                 # The crawl goes on once driftline follows its log (a rotation before that is not followed).
                 _wait_for_position(cfg)
                 writer.start()
-            time.sleep(rnd.uniform(0.3, 3.0))
+            # Most kills land while it works (a start takes seconds on a loaded machine, and the first
+            # capture scored warms the engine up), some while it starts.
+            if rnd.random() < 0.75:
+                following.wait(60)
+                _wait_for_progress(cfg, before, log, done, timeout_s=10.0)
+                time.sleep(rnd.uniform(0.0, 1.5))
+            else:
+                time.sleep(rnd.uniform(0.0, 3.0))
         finally:
             proc.send_signal(signal.SIGKILL)
             proc.wait(30)
-            assert proc.stderr is not None
-            proc.stderr.close()
         kills += 1
+        working += _position_now(cfg) not in (before, None)
     writer.join(60)
+    assert working >= 3, (kills, working)
     final = _start(config, log, "--once")
     _, err = final.communicate(timeout=300)
     assert final.returncode == 0, err.decode()[-2000:]
@@ -180,7 +232,8 @@ def test_sigkill_at_random_moments_loses_nothing_and_stores_nothing_twice(
     out = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
     sent = Counter((m["value"]["verdict_id"], m["value"]["version"]) for m in out if m["kind"] == "verdict")
     assert [k for k, n in sent.items() if n > 1] == []
-    print(f"{rotation}: {kills} kills; {len(got)} verdicts; output holds {len(sent)} verdict messages")
+    print(f"{rotation}: {kills} kills, {working} of them mid-work; {len(got)} verdicts; output holds {len(sent)} "
+          "verdict messages")
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 0), (signal.SIGINT, 130)])

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Any
+
+from pydantic import Field, field_validator
 
 from ..confbase import Frozen
 
@@ -15,3 +17,9 @@ class CrawlLogConfig(Frozen):
     max_line_bytes: int = Field(default=1_000_000, ge=1024)  # a longer line is a dead letter (too_large)
     from_start: bool = True  # a path seen for the first time is read from its start (false: from its end)
     output: str = "-"  # "-": verdicts, alerts, recommendations as JSONL on stdout; a path: appended there; "": none
+
+    @field_validator("output", mode="before")
+    @classmethod
+    def _none_is_no_output(cls, v: Any) -> Any:
+        # DRIFTLINE__CRAWL_LOG__OUTPUT= (empty) arrives as YAML null: no output, as "".
+        return "" if v is None else v
