@@ -236,6 +236,7 @@ _RUN_EXAMPLES = """examples:
   DRIFTLINE__KAFKA__BOOTSTRAP_SERVERS=kafka:9092 driftline run
   DRIFTLINE__METRICS__PORT=9400 driftline run         another metrics port
   driftline -c my.yaml run --once                     exit when the input topics are drained
+  driftline run --crawl-log jobs/JOB/latest/logs/crawl.log   no broker: durable, position kept in the store
 exit status: 0 after SIGTERM or a drained --once, 130 after Ctrl-C (SIGINT), 2 when it cannot start;
   either signal first finishes and commits the work in flight
 """
