@@ -56,6 +56,7 @@ from watcher.engine import Engine
 from watcher.errors import ConfigError, DriftlineError, StoreError
 from watcher.metrics import Metrics, MetricsServer
 from watcher.recommend import Recommender
+from watcher.seeds.stream import SeedReporter
 from watcher.store import BaselineStore, open_store
 from watcher.store.positions import DeadLetterRow, PositionStore, positions_of, reason_of
 from watcher.watch import Watcher
@@ -88,7 +89,8 @@ class LocalPublisher(Publisher):
     def __init__(self, cfg: Config, store: PositionStore, out: IO[str] | None) -> None:
         super().__init__(cfg.kafka, "")
         k = cfg.kafka
-        self.kinds = {k.results_topic: "verdict", k.alerts_topic: "alert", k.recommendations_topic: "recommendation"}
+        self.kinds = {k.results_topic: "verdict", k.alerts_topic: "alert", k.recommendations_topic: "recommendation",
+                      cfg.seeds.topic: "seed-report"}
         self.dead_topic = k.dead_letter_topic
         self.positions = store
         self.out = out
@@ -213,7 +215,7 @@ class CrawlLogRunner:
                 cfg, watcher=watcher, acquirer=self.acquirer, publisher=self.publisher,
                 dead_letters=DeadLetters(cfg.kafka, self.publisher, self.metrics), metrics=self.metrics,
                 recommender=Recommender(cfg.recommend, self.store, actuator=cfg.actuator), executor=self._executor,
-                actuator=make_actuator(cfg.actuator),
+                actuator=make_actuator(cfg.actuator), seeds=SeedReporter(cfg.seeds),
             )
             for path in self.paths:
                 if not os.path.exists(path):
