@@ -199,9 +199,15 @@ class CrawlLogRunner:
             self.store = await asyncio.to_thread(open_store, cfg.store)
             self.positions = positions_of(self.store)
             if cfg.metrics.enabled:
-                self.metrics_server = MetricsServer(self.metrics, cfg.metrics.host, cfg.metrics.port,
-                                                    self._ready, self._ready)
-                await self.metrics_server.start()
+                m = cfg.metrics
+                self.metrics_server = MetricsServer(self.metrics, m.host, m.port, self._ready, self._ready)
+                try:
+                    await self.metrics_server.start()
+                except OSError as exc:
+                    self.metrics_server = None
+                    raise ConfigError(f"cannot serve metrics on {m.host}:{m.port} ({exc.strerror or exc}): choose "
+                                      f"another port with DRIFTLINE__METRICS__PORT, or DRIFTLINE__METRICS__ENABLED="
+                                      f"false", reason="metrics_port") from None
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="driftline-crawl-log")
             watcher = Watcher(Engine(cfg.engine, doi=cfg.doi), self.store)
             watcher.on_stage = self.metrics.observe_stage
