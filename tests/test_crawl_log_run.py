@@ -119,3 +119,37 @@ async def test_a_half_written_last_output_line_is_cut_at_start(tmp_path: Path) -
     got = [json.loads(x) for x in out.read_text().splitlines()]  # every line whole JSON again
     assert got[0] == {"kind": "verdict", "value": {}}
     assert sum(1 for m in got[1:] if m["kind"] == "verdict") == 2
+
+
+async def test_a_store_that_fails_for_a_while_loses_no_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The position (and a dead letter with it) cannot be written for a while: the line is done
+    again until it can, never skipped, and its dead letter is stored once."""
+    from watcher.errors import StoreError
+    from watcher.store.sqlbase import SQLStore
+
+    warc, refs, lines = collection(tmp_path, histories=2, captures=2)
+    log = tmp_path / "crawl.log"
+    bad = bad_lines(warc.name)
+    log.write_text("".join([lines[0], bad[0], *lines[1:]]))
+    real = SQLStore.set_position
+    failures = {"move": 1, "letter": 3}  # the first position move, and the dead letter three times
+
+    def flaky(self: SQLStore, stream: str, position: str, dead_letter: Any = None) -> None:
+        kind = "move" if dead_letter is None else "letter"
+        if failures[kind]:
+            failures[kind] -= 1
+            raise StoreError("database is restarting", reason="store_write")
+        real(self, stream, position, dead_letter)
+
+    monkeypatch.setattr(SQLStore, "set_position", flaky)
+    monkeypatch.setattr("consumers.durable.asyncio.sleep", _no_sleep)
+    got, letters, position = await _follow(follow_config(tmp_path, warc), log, {ref.url for ref in refs})
+    assert failures == {"move": 0, "letter": 0}
+    assert len(got) == len(refs)
+    assert [(d.offset, d.reason) for d in letters] == [(len(lines[0].encode()), "unparseable")]
+    saved = Position.from_json(position)
+    assert saved is not None and saved.offset == log.stat().st_size
+
+
+async def _no_sleep(_: float) -> None:
+    return None
