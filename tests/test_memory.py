@@ -64,14 +64,14 @@ def stream(caps: list[Capture], db: Path) -> dict[str, Verdict]:
     return newest
 
 
-def test_no_content_after_an_off_topic_capture_stays_off_topic_without_an_alert(tmp_path: Path) -> None:
+def test_no_content_after_an_off_topic_capture_keeps_its_own_status_without_an_alert(tmp_path: Path) -> None:
+    """An empty capture says nothing about topic, whatever came before it: status ``empty``, no alert."""
     caps = [cap(0, textgen.html(BASE)), cap(1, PARKED), cap(2, b""), cap(3, textgen.html(BASE[:3])), cap(4, b"")]
     got = batch(caps)
     assert [(v.status, v.change) for v in got] == [
-        ("on-topic", "baseline"), ("off-topic", "off-topic"), ("off-topic", "empty"), ("on-topic", "minor"),
+        ("on-topic", "baseline"), ("off-topic", "off-topic"), ("empty", "empty"), ("on-topic", "minor"),
         ("empty", "empty")]
-    assert "still off topic" in got[2].reason and got[2].checks == ("still_off",)
-    assert got[2].drift_score >= 0.5  # ranks with the off-topic captures
+    assert got[2].checks == () and got[2].drift_score == 0.0  # ranks with nothing: no evidence either way
     with SQLiteStore(tmp_path / "s.db") as store:
         w = Watcher(Engine(EngineConfig()), store)
         outs = [w.handle(c, alert_on=ALERTS) for c in caps]
@@ -97,15 +97,15 @@ def test_a_name_is_remembered_only_for_a_site_and_only_while_on_topic() -> None:
     state = HistoryState()
     for c in (cap(0, textgen.html(BASE)), cap(1, RENAMED)):
         _, state = eng.score_next("k", state, c, eng.fingerprint(c), HOME)
-    assert state.names == (NEW_NAME.lower(),) and not state.off_topic
+    assert state.names == (NEW_NAME.lower(),)
     v, after = eng.score_next("k", state, cap(2, PARKED), eng.fingerprint(cap(2, PARKED)), HOME)
-    assert after.off_topic and after.names == state.names  # an off-topic title is never a name
+    assert v.status == "off-topic" and after.names == state.names  # an off-topic title is never a name
     deep = dataclasses.replace(v, status="on-topic", change="drifted", title="Another article entirely")
     assert remember(HistoryState(state.baseline), deep, "collection", site=False).names == ()
     assert remember(HistoryState(state.baseline), deep, "text", site=True) == HistoryState(state.baseline)
 
 
-def test_a_late_off_topic_capture_corrects_the_empty_one_after_it(tmp_path: Path) -> None:
+def test_a_late_off_topic_capture_leaves_the_empty_one_after_it_as_it_is(tmp_path: Path) -> None:
     base, empty, parked = cap(0, textgen.html(BASE)), cap(2, b""), cap(1, PARKED)
     with SQLiteStore(tmp_path / "s.db") as store:
         w = Watcher(Engine(EngineConfig()), store)
@@ -114,9 +114,9 @@ def test_a_late_off_topic_capture_corrects_the_empty_one_after_it(tmp_path: Path
         assert first.verdict.status == "empty"
         late = w.handle(parked)
         assert late.verdict.status == "off-topic"
-        assert [(v.verdict_id, v.status, v.change, v.version) for v in late.corrections] == \
-               [(first.verdict.verdict_id, "off-topic", "empty", 2)]
-        assert store.get_state("k").off_topic  # the newest capture is still the off-topic run's
+        assert late.corrections == ()  # an empty capture keeps its own status, whatever came before it
+        stored = store.get_verdict(first.verdict.verdict_id)
+        assert stored is not None and (stored.status, stored.version) == ("empty", 1)
 
 
 @pytest.mark.parametrize("seed", range(1, 13))

@@ -163,23 +163,6 @@ def test_empty_and_error_captures_break_a_run(store: BaselineStore) -> None:
     assert got == [None] * 7
 
 
-def test_a_capture_with_no_content_inside_a_run_neither_counts_nor_breaks_it(store: BaselineStore) -> None:
-    """The engine keeps a capture with no content after an off-topic one off topic (change "empty"):
-    the run goes on through it, and a stop needs three captures judged off topic."""
-    rec = Recommender(RecommendConfig(consecutive_off_topic=3), store)
-    got = []
-    for i, status in enumerate(["baseline", "off-topic", "off-topic", "off-topic", "off-topic"]):
-        v = make_verdict(i, status)
-        if i == 2:
-            v = dataclasses.replace(v, change="empty", reason="no content; still off topic")
-        store.put_verdict(v)
-        got.append(rec.observe(v, event_for(v)))
-    assert [i for i, r in enumerate(got) if r is not None] == [4]  # not at 3: the empty one is no observation
-    r = got[4]
-    assert r is not None and r.since == T0 + timedelta(days=7)
-    assert r.captures == tuple(make_verdict(i, "off-topic").verdict_id for i in (1, 3, 4))
-
-
 def test_long_run_then_recovery_scans_beyond_the_first_window(store: BaselineStore) -> None:
     rec = Recommender(RecommendConfig(consecutive_off_topic=2), store)
     got = feed(rec, store, ["baseline"] + ["off-topic"] * 12)

@@ -285,15 +285,15 @@ def test_put_verdict_is_idempotent(store: BaselineStore) -> None:
 
 
 def test_state_keeps_what_the_history_remembers_and_reads_the_newest_capture_time(store: BaselineStore) -> None:
-    """Every backend keeps ``off_topic`` and the names with the references, and answers ``latest``
+    """Every backend keeps the names with the references, and answers ``latest``
     (the newest capture time scored, which the stream reads to tell a late capture) from its own
     record, never from the state blob."""
     v = make_verdict(at=T0 + timedelta(days=3), status="off-topic")
-    state = HistoryState(Reference(T0, "b", make_fp()), None, off_topic=True,
+    state = HistoryState(Reference(T0, "b", make_fp()), None,
                          names=("riverside rights", "حقوق النهر"), latest=T0 + timedelta(days=99))
     assert store.put_verdict(v, state, make_fp())
     got = store.get_state(v.history)
-    assert (got.off_topic, got.names) == (True, ("riverside rights", "حقوق النهر"))
+    assert got.names == ("riverside rights", "حقوق النهر")
     assert got == state and got.latest == T0 + timedelta(days=3)  # the store's, not the one written
     assert store.put_verdict(make_verdict(at=T0 + timedelta(days=1)))  # an earlier capture: latest stays
     assert store.get_state(v.history).latest == T0 + timedelta(days=3)
@@ -512,12 +512,14 @@ def test_a_state_written_before_the_history_remembered_anything_still_reads() ->
     remembered; format 3 round-trips what is."""
     from watcher.store.codec import decode_state
 
-    state = HistoryState(Reference(T0, "b", make_fp()), off_topic=True, names=("amnesty togo",))
+    state = HistoryState(Reference(T0, "b", make_fp()), names=("amnesty togo",))
     blob = encode_state(state)
     assert blob[0] == 3 and decode_state(blob) == state
-    old = bytes([2]) + blob[1:-len(b"\x01\x01\x0c\x00amnesty togo")]
+    old = bytes([2]) + blob[1:-len(b"\x00\x01\x0c\x00amnesty togo")]
     got = decode_state(old)
-    assert got.baseline == state.baseline and (got.off_topic, got.names) == (False, ())
+    assert got.baseline == state.baseline and got.names == ()
+    flagged = blob[:-len(b"\x00\x01\x0c\x00amnesty togo")] + b"\x01\x01\x0c\x00amnesty togo"
+    assert decode_state(flagged) == state  # the reserved byte (a flag written by earlier versions) is not read
     with pytest.raises(StoreError):
         decode_state(blob[:-3])  # a name cut short is a damaged blob, never a wrong name
 

@@ -25,7 +25,7 @@ from . import measures as ms
 from .config import DEFAULT_VOTING, DoiConfig, EngineConfig
 from .fingerprint import fingerprint
 from .model import Behaviour, Capture, Fingerprint, HistoryResult, MeasureResult, Verdict, ts14, utc
-from .profiles import seed_kind, still_off_topic
+from .profiles import seed_kind
 from .step import (
     HistoryState,
     Reference,
@@ -151,8 +151,6 @@ class Engine:
             return make_verdict(history, cap, fp, new, {}, d, prof, 0.0), dataclasses.replace(state, baseline=new)
         results, d = self.compare(ref.fingerprint, fp, seed, prof, doi=cap.doi, expected_title=cap.expected_title,
                                   names=state.names if site else ())
-        if prof == "collection" and state.off_topic and d.status == "empty":
-            d = still_off_topic(d)
         verdict = make_verdict(history, cap, fp, ref, dict(results), d, prof, drift_score(results, d))
         if (pol.policy == "rolling" and d.status == "on-topic" and unfit_reason(fp, pol.policy) is None
                 and ref is state.baseline and t > ref.capture_time):

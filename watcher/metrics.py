@@ -49,8 +49,8 @@ _SECONDS_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.
 # Verdict (status, change) pairs the engine produces (watcher/engine.py, watch.py).
 VERDICT_PAIRS: tuple[tuple[str, str], ...] = (
     ("on-topic", "unchanged"), ("on-topic", "minor"), ("on-topic", "drifted"), ("on-topic", "baseline"),
-    ("off-topic", "off-topic"), ("off-topic", "empty"), ("empty", "empty"), ("error", "error"),
-)  # ("off-topic", "empty"): no content after an off-topic capture, the seed still off topic (profiles.still_off_topic)
+    ("off-topic", "off-topic"), ("empty", "empty"), ("error", "error"),
+)
 ALERT_CHANGES = ("drifted", "off-topic")  # the default; the app passes its alert policy's changes
 RECOMMENDATION_ACTIONS = ("stop-seed", "deprioritise-seed", "recrawl-interval")
 STAGES = ("router", "scorer")

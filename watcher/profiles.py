@@ -354,17 +354,6 @@ def similarity(results: Mapping[str, MeasureResult], name: str, base: Fingerprin
     return s
 
 
-def still_off_topic(d: Decision) -> Decision:
-    """A capture with no content of its own (an empty download, a redirect within the site) after one
-    judged off topic: the seed stays off topic.  Nothing in it says the seed came back, and a seed
-    that went off topic mostly stays there (Step Function On is 8-11 % of the TimeMaps of the
-    published collections, Step Function Off under 1 %).  Its change stays ``empty``: it raises no
-    alert of its own, and the off-topic run a crawl-stop recommendation counts goes on through it
-    without counting it (watcher.recommend)."""
-    return Decision("off-topic", d.change, f"{d.reason}; still off topic: the last capture judged was, and this "
-                    "one has no content to say otherwise", 0.5, ("still_off",))
-
-
 def known_name(names: tuple[str, ...], cur: Fingerprint) -> tuple[float, str] | None:
     """The best title similarity of ``cur`` to a name the site was judged on topic under since its
     baseline (:func:`watcher.step.remember`), and that name; None without one."""

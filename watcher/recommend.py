@@ -325,10 +325,6 @@ class Recommender:
                 if v.status not in self.cfg.off_topic_statuses:
                     broken = True
                     break
-                if v.change == "empty":
-                    # No content of its own, still off topic (profiles.still_off_topic): it neither
-                    # counts toward the run nor breaks it; the run counts captures judged off topic.
-                    continue
                 run.append(v)
             complete = broken or exhausted
             position = next((i for i, v in enumerate(run) if v.verdict_id == verdict.verdict_id), None)

@@ -88,9 +88,7 @@ class HistoryState:
 
     What the ``collection`` profile remembers of the verdicts since the
     baseline (:func:`remember`, a fold over them, so the stream can rebuild it
-    for a late capture from the verdicts it stored): ``off_topic``, the latest
-    judged capture was off topic (a capture with no content keeps it so);
-    ``names``, the titles (normalised) a site carried while judged on topic,
+    for a late capture from the verdicts it stored): ``names``, the titles (normalised) a site carried while judged on topic,
     other than its baseline's, the newest last (a renamed or translated site
     keeps its identity under its new name).
 
@@ -101,7 +99,6 @@ class HistoryState:
 
     baseline: Reference | None = None
     pinned: Reference | None = None
-    off_topic: bool = False
     names: tuple[str, ...] = ()
     latest: datetime | None = field(default=None, compare=False)
 
@@ -207,9 +204,9 @@ def remember(state: HistoryState, v: Verdict, profile: str, site: bool) -> Histo
         key = normalise(v.title).encode()[:NAME_MAX_BYTES].decode("utf-8", "ignore").strip()
         if key and key not in names:
             names = (*names, key)[-NAMES_KEPT:]
-    if off == state.off_topic and names == state.names:
+    if names == state.names:
         return state
-    return dataclasses.replace(state, off_topic=off, names=names)
+    return dataclasses.replace(state, names=names)
 
 
 def _title_similarity(v: Verdict, base: Fingerprint) -> float:
@@ -226,7 +223,7 @@ def _title_similarity(v: Verdict, base: Fingerprint) -> float:
 def memory_of(state: HistoryState, verdicts: Iterable[Verdict], profile: str, site: bool) -> HistoryState:
     """``state`` with what it remembers rebuilt from ``verdicts`` (any order; folded in capture-time
     order, as batch scores them): the stream's view of the history at a late capture's time."""
-    out = dataclasses.replace(state, off_topic=False, names=())
+    out = dataclasses.replace(state, names=())
     for v in sorted(verdicts, key=lambda x: utc(x.capture_time)):
         out = remember(out, v, profile, site)
     return out

@@ -212,8 +212,8 @@ def _whole(fp: Fingerprint, whole: dict[str, Fingerprint]) -> Fingerprint:
     return fp if full is None else dataclasses.replace(full, http_status=fp.http_status)
 
 
-def _remembers(state: HistoryState) -> tuple[bool, tuple[str, ...]]:
-    return state.off_topic, state.names
+def _remembers(state: HistoryState) -> tuple[str, ...]:
+    return state.names
 
 
 def _moved_back(before: HistoryState, after: HistoryState) -> bool:

@@ -367,7 +367,7 @@ def decode_verdict(text: str | bytes) -> Verdict:
 
 # -- history state ------------------------------------------------------------
 
-STATE_FORMAT = 3  # 2: the references only; 3: and what the history remembers (off_topic, names)
+STATE_FORMAT = 3  # 2: the references only; 3: and what the history remembers (a reserved byte, names)
 
 
 def _pack(data: bytes) -> bytes:
@@ -378,8 +378,8 @@ def encode_state(state: HistoryState) -> bytes:
     """Versioned bytes of a history's state: per reference (baseline, pinned)
     a flag, the capture time (microseconds since the epoch), the URI-M and the
     fingerprint blob, length-prefixed; no base64, so the bytes per URL are the
-    fingerprint's own.  Then what the history remembers: a flag byte
-    (off topic), the number of names and each name, length-prefixed UTF-8
+    fingerprint's own.  Then what the history remembers: a reserved byte
+    (0; it held a flag that is no longer kept, so states written before read alike), the number of names and each name, length-prefixed UTF-8
     (``latest`` is the store's, never written here)."""
     out = bytearray([STATE_FORMAT])
     for ref in (state.baseline, state.pinned):
@@ -391,7 +391,7 @@ def encode_state(state: HistoryState) -> bytes:
         out += _pack((ref.uri_m or "").encode("utf-8")) + bytes([ref.uri_m is not None])
         out += _pack(encode_fingerprint(ref.fingerprint, keep_text=True, keep_shingles=True, max_terms=0))
     names = state.names[:255]
-    out += bytes([state.off_topic, len(names)])
+    out += bytes([0, len(names)])
     for name in names:
         data = name.encode("utf-8")[:65_535]
         out += struct.pack("<H", len(data)) + data
@@ -410,7 +410,6 @@ def decode_state(b: bytes, capture_time: datetime | None = None, uri_m: str | No
         raise StoreError(f"unknown state format {b[:1]!r}", reason="store_codec")
     refs: list[Reference | None] = []
     names: list[str] = []
-    off = False
     try:
         pos = 1
         for _ in range(2):
@@ -432,7 +431,7 @@ def decode_state(b: bytes, capture_time: datetime | None = None, uri_m: str | No
             when = datetime.fromtimestamp(micros / 1_000_000, tz=UTC)
             refs.append(Reference(when, u if has_u else None, fp))
         if b[0] >= 3:  # format 2 remembered nothing: a state written by an earlier version starts afresh
-            off, count = bool(b[pos]), b[pos + 1]
+            count = b[pos + 1]  # b[pos]: the reserved byte
             pos += 2
             for _ in range(count):
                 (n,) = struct.unpack_from("<H", b, pos)
@@ -442,4 +441,4 @@ def decode_state(b: bytes, capture_time: datetime | None = None, uri_m: str | No
                 pos += 2 + n
     except (IndexError, struct.error, UnicodeDecodeError) as exc:
         raise StoreError(f"damaged state blob: {exc}", reason="store_codec") from exc
-    return HistoryState(refs[0], refs[1], off_topic=off, names=tuple(names))
+    return HistoryState(refs[0], refs[1], names=tuple(names))
