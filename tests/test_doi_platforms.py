@@ -1,4 +1,4 @@
-"""The paragraphs of the scholarly record (watcher/doi/scholarly.py) on seven platforms' markup
+"""The paragraphs of the scholarly record (watcher/extract/scholarly.py) on seven platforms' markup
 across redesigns (tests/doi_platforms.py), and on real article pages of the shared data."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from tests import doi_platforms as pl
 from tests.doi_platforms import EXPECTED, MADE_UP, fp, run, stored
 from watcher.config import EngineConfig
 from watcher.doi.profile import decide_doi
-from watcher.doi.record import extract_record
-from watcher.doi.scholarly import record_text
+from watcher.extract.record import extract_record
+from watcher.extract.scholarly import record_text
 
 CFG = EngineConfig()
 

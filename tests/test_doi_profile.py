@@ -12,7 +12,7 @@ import pytest
 from tests import doi_pages as dp
 from watcher.config import DoiConfig, EngineConfig
 from watcher.doi.profile import decide_doi, title_similarity
-from watcher.doi.record import extract_record
+from watcher.extract.record import extract_record
 from watcher.fingerprint import fingerprint
 from watcher.model import Capture, Fingerprint
 from watcher.store.codec import decode_fingerprint, encode_fingerprint

@@ -1,4 +1,4 @@
-"""What a history remembers of its verdicts (``watcher.step.remember``), in batch and in the stream.
+"""What a history remembers of its verdicts (the collection profile's ``remember``), in batch and in the stream.
 
 Two things the ``collection`` profile carries from one capture to the next, besides the baseline:
 
@@ -21,10 +21,12 @@ from pathlib import Path
 import pytest
 
 from tests import textgen
+from watcher import profiles
 from watcher.config import EngineConfig
 from watcher.engine import Engine
 from watcher.model import Capture, Verdict
-from watcher.step import HistoryState, remember
+from watcher.profiles.seeds import Seed
+from watcher.step import HistoryState
 from watcher.store import SQLiteStore
 from watcher.watch import Watcher
 
@@ -101,8 +103,10 @@ def test_a_name_is_remembered_only_for_a_site_and_only_while_on_topic() -> None:
     v, after = eng.score_next("k", state, cap(2, PARKED), eng.fingerprint(cap(2, PARKED)), HOME)
     assert v.status == "off-topic" and after.names == state.names  # an off-topic title is never a name
     deep = dataclasses.replace(v, status="on-topic", change="drifted", title="Another article entirely")
-    assert remember(HistoryState(state.baseline), deep, "collection", site=False).names == ()
-    assert remember(HistoryState(state.baseline), deep, "text", site=True) == HistoryState(state.baseline)
+    deep_seed, home = Seed.of("http://example.org/news/2013/01/live-blog-protests.html"), Seed.of(HOME)
+    assert deep_seed.kind == "page" and home.site
+    assert profiles.get("collection").remember(HistoryState(state.baseline), deep, deep_seed).names == ()
+    assert profiles.get("text").remember(HistoryState(state.baseline), deep, home) == HistoryState(state.baseline)
 
 
 def test_a_late_off_topic_capture_leaves_the_empty_one_after_it_as_it_is(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from tests import textgen
 from tests.test_step import cap
 from tests.test_subjects import _batch_as_stream
-from watcher.profiles import seed_kind
+from watcher.profiles.seeds import seed_kind
 
 SECTION = "http://www.guardian.co.uk/world/egypt"
 ARTICLE = "http://www.guardian.co.uk/world/2011/jan/28/egypt-protests-live-updates"

@@ -1,6 +1,6 @@
 """What a deep page stands for: its subject, named by its title, headline or heading.
 
-A deep-page seed stands for its article (profiles.seed_kind): another article
+A deep-page seed stands for its article (profiles.seeds.seed_kind): another article
 of the same site under its address is off topic although the title keeps the
 site's name.  Real engine, real SQLite store; documents made here
 (tests/textgen.py).  The same rules on real pages: tests/test_deep_pages.py.
@@ -15,7 +15,8 @@ from tests.test_step import URL, cap
 from watcher.config import EngineConfig
 from watcher.engine import Engine
 from watcher.model import Capture, Verdict
-from watcher.profiles import seed_kind, title_subject
+from watcher.profiles.seeds import seed_kind
+from watcher.profiles.subject import title_subject
 from watcher.step import HistoryState
 from watcher.store import SQLiteStore
 from watcher.watch import Watcher
@@ -145,7 +146,7 @@ def test_a_deep_page_whose_titles_name_only_the_site_is_judged_by_its_text() -> 
     subject, and the text profile's "another text" test decides (containment and cosine both low).
     Measured on the newspaper pages with every title set to the site's name: 19 of 76 pairs of two
     articles caught, 6 of 247 versions flagged (comment feeds and mismatched pages)."""
-    from watcher.profiles import _names_site
+    from watcher.profiles.subject import _names_site
 
     host = "english.ahram.org.eg"
     NAV = "Ahram Online news politics sport"  # noqa: N806

@@ -238,17 +238,23 @@ def test_a_baseline_read_another_way_is_re_taken_not_compared(tmp_path: Path) ->
     assert v.change == "baseline" and "stemmed terms" in v.reason
 
 
-def test_main_content_auto_is_the_text_profiles_alone() -> None:
+def test_main_content_auto_is_the_profiles_answer_for_the_seed() -> None:
+    from watcher import profiles
+    from watcher.profiles.seeds import Seed
+
     auto = ExtractConfig()
     assert auto.main_content == "auto"
-    assert auto.main_content_for("text") and not auto.main_content_for("collection")
-    assert not auto.main_content_for("doi")
-    assert ExtractConfig(main_content=True).main_content_for("collection")
-    assert not ExtractConfig(main_content=False).main_content_for("text")
+    home, deep = Seed.of("http://example.org/"), Seed.of("http://example.org/news/2013/01/live-blog-protests.html")
+    assert auto.main_content_for(profiles.get("text").main_content(home))
+    assert not auto.main_content_for(profiles.get("collection").main_content(home))
+    assert auto.main_content_for(profiles.get("collection").main_content(deep))
+    assert not auto.main_content_for(profiles.get("doi").main_content(deep))
+    assert ExtractConfig(main_content=True).main_content_for(False)
+    assert not ExtractConfig(main_content=False).main_content_for(True)
 
 
 def test_typo_rules() -> None:
-    from watcher.textprofile import align_words
+    from watcher.profiles.text import align_words
 
     base = ["the", "committee", "recieved", "the", "report", "from", "the", "ministry", "under", "article12b"]
     fixed = ["the", "committee", "received", "the", "report", "form", "the", "ministry", "under", "article13b"]
@@ -283,7 +289,7 @@ def test_what_counts_as_a_word_reworded() -> None:
     """One word for another in place is rewording; a typo, a function word, a count's unit and a
     list whose items moved are not (on the newspaper pages' 188 re-downloads judged unchanged or
     minor, none has a word so replaced: bench/text_paragraph_eval.py)."""
-    from watcher.textprofile import align_words
+    from watcher.profiles.text import align_words
 
     def w(text: str) -> list[str]:
         return text.split()

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import __version__
+from . import __version__, profiles
 from .config import Config, load_config
 from .errors import ConfigError, DriftlineError
 
@@ -274,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="remove boilerplate (navigation, headers, footers) before measuring (default: "
                              "extract.main_content, auto there: for --profile text and for deep-page seeds)")
         sp.add_argument("--stemming", action="store_true", help="stem terms (Snowball, by detected language)")
-        sp.add_argument("--profile", choices=["collection", "text", "doi"],
+        sp.add_argument("--profile", choices=profiles.names(),
                         help="the question a verdict answers: collection (still on the curator's topic?, the "
                              "default), text (is the text still there?), doi (is the scholarly record still there?)")
 
@@ -337,7 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .doi.cli import register as register_doi
 
-    register_doi(sub)
+    register_doi(sub, _run_doi_monitor)
     from consumers import feedcmd, tailcmd  # Kafka clients: wired here, as 'run' is
 
     for command in (feedcmd, tailcmd):
@@ -352,6 +352,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_review(sub)
     return p
+
+
+def _run_doi_monitor(cfg: Config, *, once: bool = False) -> int:
+    from consumers.doi import run_monitor  # the Kafka glue: only the command-line wiring imports consumers
+
+    return run_monitor(cfg, once=once)
 
 
 def _quiet_stdout() -> None:

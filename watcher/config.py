@@ -32,7 +32,9 @@ from .config_problems import FieldProblemError, describe
 from .config_problems import line as problem_line
 from .crawlfollow.settings import CrawlLogConfig
 from .errors import ConfigError
-from .model import ChangeClass, Profile, TopicStatus
+from .model import ChangeClass, TopicStatus
+from .profiles import ProfileName
+from .profiles import get as get_profile
 from .review.settings import ReviewConfig
 from .seeds.settings import SeedsConfig
 
@@ -70,14 +72,11 @@ class ExtractConfig(_Frozen):
     fallback_encoding: str = "windows-1252"
     pdf_max_pages: int = Field(default=200, ge=1)
 
-    def main_content_for(self, profile: str, deep_page: bool = False) -> bool:
-        """Whether ``profile``'s fingerprints are taken from the page's main content (``deep_page``:
-        the history's seed is a deep page, ``profiles.seed_kind``).  A citation points at the article,
-        not at the menus and "most popular" lists around it; a deep seed stands for its article, and
-        two articles of one site share those lists; a home page stands for the site, menus and all."""
-        if isinstance(self.main_content, bool):
-            return self.main_content
-        return profile == "text" or (profile == "collection" and deep_page)
+    def main_content_for(self, auto: bool) -> bool:
+        """Whether fingerprints are taken from the page's main content: the configured answer, else
+        (``auto``) the profile's for the seed (``Profile.main_content``: the text profile's and a
+        deep-page seed's, whose article is the point; a home page stands for the site, menus and all)."""
+        return self.main_content if isinstance(self.main_content, bool) else auto
 
     @field_validator("main_content", mode="before")
     @classmethod
@@ -160,11 +159,11 @@ class EngineConfig(_Frozen):
     canonical: CanonicalConfig = CanonicalConfig()
     page_kinds: bool = True
     site_identity: bool = True
-    # Deep pages stand for their subject: a different article of the same site is off topic (profiles.py).
+    # Deep pages stand for their subject: a different article of the same site is off topic (profiles/subject.py).
     page_subject: bool = True
     # The question a verdict answers: collection (on the curator's topic?), text (is the text still there?),
     # doi (is the scholarly record still at the endpoint?).  Per input topic: kafka.topic_profiles.
-    profile: Literal["collection", "text", "doi"] = "collection"
+    profile: ProfileName = "collection"
 
     @model_validator(mode="after")
     def _k_of_n(self) -> EngineConfig:
@@ -212,8 +211,7 @@ class KafkaConfig(_Frozen):
     input_topics: Mapping[str, str] = Field(default_factory=lambda: {"heritrix-crawl-log": "auto",
                                                                      "driftline-doi-captures": "driftline"})
     # input topic -> profile (collection | text | doi); topics not named use engine.profile
-    topic_profiles: Mapping[str, Literal["collection", "text", "doi"]] = Field(
-        default_factory=lambda: dict[str, Literal["collection", "text", "doi"]]({"driftline-doi-captures": "doi"}))
+    topic_profiles: Mapping[str, ProfileName] = Field(default_factory=lambda: {"driftline-doi-captures": "doi"})
     results_topic: str = "driftline-verdicts"
     alerts_topic: str = "driftline-alerts"
     recommendations_topic: str = "driftline-recommendations"
@@ -353,13 +351,6 @@ class RecommendConfig(_Frozen):
         return v
 
 
-_DEFAULT_ALERT_CHANGES: dict[Profile, tuple[ChangeClass, ...]] = {
-    "collection": ("off-topic",),
-    "text": ("drifted", "off-topic"),
-    "doi": ("drifted", "replaced", "gone", "moved"),
-}
-
-
 class AlertConfig(_Frozen):
     """Which verdicts are alerts (the rest are verdicts and metrics only).
 
@@ -367,18 +358,17 @@ class AlertConfig(_Frozen):
     showed new stories (on the gold data 64 % of all captures are "drifted");
     a citation checker wants drifted text too; the DOI monitor wants the record
     replaced, gone or moved.  ``topics`` overrides the profile's list for an
-    input topic."""
+    input topic.  A profile not named in ``changes`` alerts on its own default (its ``alert_classes``)."""
 
-    changes: Mapping[Profile, tuple[ChangeClass, ...]] = Field(default_factory=lambda: dict(_DEFAULT_ALERT_CHANGES))
+    changes: Mapping[ProfileName, tuple[ChangeClass, ...]] = Field(default_factory=dict)
     topics: Mapping[str, tuple[ChangeClass, ...]] = Field(default_factory=dict)
 
     def alerts_on(self, profile: str, topic: str | None) -> frozenset[str]:
         if topic is not None and topic in self.topics:
             return frozenset(self.topics[topic])
-        for name, changes in self.changes.items():
-            if name == profile:
-                return frozenset(changes)
-        return frozenset(("off-topic",))
+        if profile in self.changes:
+            return frozenset(self.changes[profile])
+        return frozenset(get_profile(profile).alert_classes)
 
 
 class EventsConfig(_Frozen):

@@ -22,21 +22,15 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from . import measures as ms
+from . import profiles
 from .config import DEFAULT_VOTING, DoiConfig, EngineConfig
 from .fingerprint import fingerprint
 from .model import Behaviour, Capture, Fingerprint, HistoryResult, MeasureResult, Verdict, ts14, utc
-from .profiles import seed_kind
-from .step import (
-    HistoryState,
-    Reference,
-    make_verdict,
-    pinned_here,
-    read_differently,
-    remember,
-    state_form,
-    unfit_reason,
-)
-from .verdict import Decision, decide, drift_score, extraction_failed, score_measures
+from .profiles.base import Case, Profile
+from .profiles.seeds import Seed, as_seed
+from .profiles.shared import judge
+from .step import HistoryState, Reference, make_verdict, pinned_here, read_differently, unfit_reason
+from .verdict import Decision, drift_score, extraction_failed, score_measures
 from .wording import headed
 
 log = logging.getLogger(__name__)
@@ -73,6 +67,8 @@ class Engine:
     def __init__(self, config: EngineConfig, doi: DoiConfig | None = None) -> None:
         """``doi``: the ``doi`` profile's thresholds (``doi:`` config; defaults when not given)."""
         self.doi = doi or DoiConfig()
+        # each profile's own configuration section, handed to it with every case (Case.params)
+        self.params: dict[str, object] = {"doi": self.doi}
         measures = dict(config.measures) or dict(DEFAULT_VOTING)
         for name in (*measures, *config.report_measures):
             ms.get(name)  # unknown names fail loudly, at start-up
@@ -81,52 +77,55 @@ class Engine:
             "report_measures": tuple(ms.get(n).name for n in config.report_measures),
         })
 
-    # -- one capture --------------------------------------------------------
-    def fingerprint(self, capture: Capture, profile: str | None = None, seed_url: str | None = None) -> Fingerprint:
-        """``capture``'s fingerprint for ``profile`` (the configured one by default): the scholarly
-        record is read only where the profile compares it (``doi``); the main content or the whole
-        page as the profile and the history's seed (``seed_url``, else the capture's URL) call for."""
-        prof = profile or self.config.profile
-        deep = seed_kind(seed_url or capture.url) == "page"
-        return fingerprint(capture, self.config, record=prof == "doi", words_kept=prof == "text",
-                           main_content=self.config.extract.main_content_for(prof, deep))
+    def profile(self, profile: Profile | str | None = None) -> Profile:
+        """``profile`` resolved: a profile given as itself, by name, or the configured one."""
+        if profile is None or isinstance(profile, str):
+            return profiles.get(profile or self.config.profile)
+        return profile
 
-    def compare(self, base: Fingerprint, cur: Fingerprint, seed_url: str = "", profile: str | None = None, *,
-                doi: str | None = None, expected_title: str | None = None, names: tuple[str, ...] = ()
-                ) -> tuple[dict[str, MeasureResult], Decision]:
+    # -- one capture --------------------------------------------------------
+    def fingerprint(self, capture: Capture, profile: Profile | str | None = None,
+                    seed_url: Seed | str | None = None) -> Fingerprint:
+        """``capture``'s fingerprint for ``profile`` (the configured one by default): the scholarly
+        record and the word sequence read only where the profile compares them; the main content or
+        the whole page as the profile and the history's seed (``seed_url``, else the capture's URL)
+        call for."""
+        prof = self.profile(profile)
+        seed = as_seed(seed_url or capture.url)
+        return fingerprint(capture, self.config, record=prof.reads_record, words_kept=prof.words_kept,
+                           main_content=self.config.extract.main_content_for(prof.main_content(seed)))
+
+    def compare(self, base: Fingerprint, cur: Fingerprint, seed_url: Seed | str = "",
+                profile: Profile | str | None = None, *, state: HistoryState | None = None,
+                capture: Capture | None = None) -> tuple[dict[str, MeasureResult], Decision]:
         """Score ``cur`` against ``base``: every configured measure, then the profile's decision
-        (``doi``/``expected_title``: what a DOI check watches, for the ``doi`` profile; ``names``: the
-        other names the site was judged on topic under, for the ``collection`` profile)."""
+        (``state``: what the history remembers; ``capture``: what a DOI check watches)."""
         ctx = ms.Context()
         if not has_content(cur) or base.is_empty:
             results: dict[str, MeasureResult] = {}
         else:
             results = score_measures(base, cur, self.config, ctx)
-        return results, decide(base, cur, results, self.config, seed_url, profile, doi=doi,
-                               expected_title=expected_title, doi_params=self.doi, names=names)
-
-    def _state_form(self, fp: Fingerprint, profile: str, seed: str) -> Fingerprint:
-        # the text profile aligns the baseline's words with the capture's (typos: textprofile.text); a
-        # first-level heading names a deep page's subject, never a home page's (profiles.collection)
-        kept = state_form(fp, self.config.tokens.keep_shingles, self.config.tokens.keep_tokens or profile == "text",
-                          keep_record=profile == "doi")
-        return dataclasses.replace(kept, heading="") if kept.heading and seed_kind(seed) == "site" else kept
+        prof = self.profile(profile)
+        case = Case(base, cur, results, self.config, as_seed(seed_url), state or HistoryState(), capture,
+                    self.params.get(prof.name))
+        return results, judge(prof, case)
 
     def score_next(self, history: str, state: HistoryState, cap: Capture, fp: Fingerprint,
-                   seed_url: str | None = None, profile: str | None = None) -> tuple[Verdict, HistoryState]:
+                   seed_url: Seed | str | None = None, profile: Profile | str | None = None
+                   ) -> tuple[Verdict, HistoryState]:
         """The one scoring step: the verdict on ``cap`` and the state after it.
 
-        ``seed_url`` is the URL the history stands for (its first capture's);
-        ``profile`` overrides the configured one (per input topic).
+        ``seed_url`` is the history's seed (its first capture's URL), ``profile`` overrides the
+        configured one (per input topic); both are best resolved once by the caller
+        (:meth:`profile`, :meth:`Seed.of`) and passed down as values.
         """
-        prof = profile or self.config.profile
-        seed = seed_url or cap.url
-        site = seed_kind(seed) == "site"
-        verdict, after = self._step(history, state, cap, fp, seed, prof, site)
-        return verdict, remember(after, verdict, prof, site)
+        prof = self.profile(profile)
+        seed = as_seed(seed_url or cap.url)
+        verdict, after = self._step(history, state, cap, fp, seed, prof)
+        return verdict, prof.remember(after, verdict, seed)
 
-    def _step(self, history: str, state: HistoryState, cap: Capture, fp: Fingerprint, seed: str,
-              prof: str, site: bool) -> tuple[Verdict, HistoryState]:
+    def _step(self, history: str, state: HistoryState, cap: Capture, fp: Fingerprint, seed: Seed,
+              prof: Profile) -> tuple[Verdict, HistoryState]:
         """:meth:`score_next` before the state remembers the verdict."""
         pol = self.config.baseline
         t = utc(cap.timestamp)
@@ -134,8 +133,9 @@ class Engine:
             why = unfit_reason(fp, pol.policy)
             if why is None:
                 d = Decision("on-topic", "baseline", "pinned baseline capture", 0.0)
-                pin = Reference(t, cap.uri_m, self._state_form(fp, prof, seed))
-                return make_verdict(history, cap, fp, pin, {}, d, prof, 0.0), dataclasses.replace(state, pinned=pin)
+                pin = Reference(t, cap.uri_m, prof.keeps(fp, seed, self.config))
+                return make_verdict(history, cap, fp, pin, {}, d, prof.name, 0.0), \
+                    dataclasses.replace(state, pinned=pin)
             log.warning("pinned baseline %s of %s cannot be a baseline: %s", ts14(t), history, why)
         ref = state.reference_at(t)
         if ref is None or (pol.policy != "rolling" and state.pinned is None and state.baseline is not None
@@ -147,31 +147,30 @@ class Engine:
             # comparing the two would measure the change of reading, not of the page.
             d = Decision("on-topic", "baseline", f"baseline re-taken: the text is now read as {how}, the "
                          "stored baseline was not", 0.0)
-            new = Reference(t, cap.uri_m, self._state_form(fp, prof, seed))
-            return make_verdict(history, cap, fp, new, {}, d, prof, 0.0), dataclasses.replace(state, baseline=new)
-        results, d = self.compare(ref.fingerprint, fp, seed, prof, doi=cap.doi, expected_title=cap.expected_title,
-                                  names=state.names if site else ())
-        verdict = make_verdict(history, cap, fp, ref, dict(results), d, prof, drift_score(results, d))
+            new = Reference(t, cap.uri_m, prof.keeps(fp, seed, self.config))
+            return make_verdict(history, cap, fp, new, {}, d, prof.name, 0.0), \
+                dataclasses.replace(state, baseline=new)
+        results, d = self.compare(ref.fingerprint, fp, seed, prof, state=state, capture=cap)
+        verdict = make_verdict(history, cap, fp, ref, dict(results), d, prof.name, drift_score(results, d))
         if (pol.policy == "rolling" and d.status == "on-topic" and unfit_reason(fp, pol.policy) is None
                 and ref is state.baseline and t > ref.capture_time):
-            rolled = Reference(t, cap.uri_m, self._state_form(fp, prof, seed))
+            rolled = Reference(t, cap.uri_m, prof.keeps(fp, seed, self.config))
             return verdict, dataclasses.replace(state, baseline=rolled)
         return verdict, state
 
     def _first(self, history: str, state: HistoryState, cap: Capture, fp: Fingerprint,
-               profile: str, seed: str) -> tuple[Verdict, HistoryState]:
-        """No baseline in force at this capture's time: it becomes the baseline if it is fit to be one."""
+               profile: Profile, seed: Seed) -> tuple[Verdict, HistoryState]:
+        """No baseline in force at this capture's time: it becomes the baseline if it is fit to be one
+        (unless the profile reads it otherwise: :meth:`Profile.first`)."""
         why = unfit_reason(fp, self.config.baseline.policy)
-        if profile == "doi":
-            from .doi.profile import first_doi
-
-            d = first_doi(fp, why, cap.expected_title, self.doi)
-            if d.change != "baseline":
-                return make_verdict(history, cap, fp, None, {}, d, profile, d.drift_score), state
+        own = profile.first(fp, why, cap, self.params.get(profile.name))
+        if own is not None:
+            return make_verdict(history, cap, fp, None, {}, own, profile.name, own.drift_score), state
         if why is None:
             d = Decision("on-topic", "baseline", "baseline capture", 0.0)
-            ref = Reference(utc(cap.timestamp), cap.uri_m, self._state_form(fp, profile, seed))
-            return make_verdict(history, cap, fp, ref, {}, d, profile, 0.0), dataclasses.replace(state, baseline=ref)
+            ref = Reference(utc(cap.timestamp), cap.uri_m, profile.keeps(fp, seed, self.config))
+            return make_verdict(history, cap, fp, ref, {}, d, profile.name, 0.0), \
+                dataclasses.replace(state, baseline=ref)
         if extraction_failed(fp):
             d = Decision("error", "error", fp.error or "extraction failed", 0.0)
         elif fp.is_empty:
@@ -181,15 +180,19 @@ class Engine:
                          ("page_kind",) if fp.page_kind else ("http_error",))
         else:
             d = Decision("empty", "empty", f"not fit to be a baseline ({why}); waiting for one", 0.0)
-        return make_verdict(history, cap, fp, None, {}, d, profile, 0.95 if d.status == "off-topic" else 0.0), state
+        return make_verdict(history, cap, fp, None, {}, d, profile.name, 0.95 if d.status == "off-topic" else 0.0), \
+            state
 
     # -- a whole history ----------------------------------------------------
-    def scan_history(self, history: str, captures: Iterable[Capture], profile: str | None = None) -> HistoryResult:
-        """Fold :meth:`score_next` over ``captures`` in capture-time order."""
+    def scan_history(self, history: str, captures: Iterable[Capture], profile: Profile | str | None = None
+                     ) -> HistoryResult:
+        """Fold :meth:`score_next` over ``captures`` in capture-time order (the profile and the seed
+        resolved once, here)."""
         caps = sorted(captures, key=lambda c: utc(c.timestamp))
         by_digest: dict[str, Fingerprint] = {}
         state = HistoryState()
-        seed = caps[0].url if caps else history
+        seed_url = caps[0].url if caps else history
+        seed, prof = Seed.of(seed_url), self.profile(profile)
         verdicts: list[Verdict] = []
         for c in caps:
             dig = c.effective_digest
@@ -198,12 +201,12 @@ class Engine:
                 if c.status is not None and fp.http_status != c.status:
                     fp = _with_status(fp, c.status)
             else:
-                fp = self.fingerprint(c, profile, seed)
+                fp = self.fingerprint(c, prof, seed)
                 if dig and not fp.is_empty:
                     by_digest.setdefault(dig, fp)
-            v, state = self.score_next(history, state, c, fp, seed, profile)
+            v, state = self.score_next(history, state, c, fp, seed, prof)
             verdicts.append(v)
-        return summarise(history, seed, verdicts)
+        return summarise(history, seed_url, verdicts)
 
 
 def _with_status(fp: Fingerprint, status: int) -> Fingerprint:

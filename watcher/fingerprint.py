@@ -24,11 +24,11 @@ from datasketch import MinHash
 from . import lang
 from .canonical import original_url, url_key
 from .config import EngineConfig
-from .doi.record import record_of
 from .extract.decode import decode
 from .extract.encoding import decode_body
 from .extract.html import HtmlDoc, find_dois, normalise_ws, read_html, replay_missing_of
 from .extract.pdf import pdf_text
+from .extract.record import record_of
 from .model import REDIRECT_STATUSES, Capture, ContentKind, Fingerprint, payload_digest
 from .pagekinds import detect_page_kind
 from .quality import badness
@@ -268,10 +268,10 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, wor
     text), which only the ``doi`` profile compares; it is a fifth of the cost of a fingerprint.
     ``words_kept``: keep the word sequence (as ``tokens.keep_tokens`` does), which the ``text``
     profile aligns to tell a fixed typo from a reworded sentence.
-    ``main_content``: remove boilerplate first (default: ``extract.main_content`` for the
-    configured profile; Engine.fingerprint passes the scored profile's)."""
+    ``main_content``: remove boilerplate first (default: ``extract.main_content`` where it is set,
+    else not; Engine.fingerprint passes the scored profile's answer for the seed)."""
     if main_content is None:
-        main_content = cfg.extract.main_content_for(cfg.profile)
+        main_content = cfg.extract.main_content_for(False)  # the profile's answer comes from the engine
     content = capture.content or b""
     digest = capture.effective_digest or payload_digest(content)
     if capture.content is None:
@@ -348,7 +348,7 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, wor
     citation = {k: tuple(v) for k, v in doc.meta.items() if k.startswith("citation_")}
     meta_dois = {d for k in _DOI_META for v in doc.meta.get(k, []) for d in find_dois(v)}
     dois = frozenset(meta_dois or set(sorted(doc.dois)[:50]))
-    # an HTTP redirect by its Location (None where none was recorded: still not the page, verdict.decide)
+    # an HTTP redirect by its Location (None where none was recorded: still not the page, profiles.shared.checks)
     redirect = _location(capture) if capture.status in REDIRECT_STATUSES else _redirect_of(doc, capture.url,
                                                                                            len(tokens))
     pk = detect_page_kind(doc.title, doc.headings, text, len(tokens), capture.status) if cfg.page_kinds else None

@@ -215,18 +215,26 @@ def resemblance(b: Fingerprint, c: Fingerprint, ctx: Context) -> float | None:
     return _minhash_jaccard(b, c)
 
 
+def title_similarity(base_key: str, cur_key: str) -> float | None:
+    """How much of the reference title ``base_key`` the title ``cur_key`` keeps: the token-set
+    similarity of two normalised titles, 0..1.  The one title comparison of the project, with one
+    answer for a missing title: ``None`` when the reference has none (nothing to keep, no evidence),
+    0.0 when only the other has none (the name is gone)."""
+    if not base_key.strip():
+        return None
+    if not cur_key.strip():
+        return 0.0
+    return float(token_set_ratio(base_key, cur_key)) / 100.0
+
+
 def title(b: Fingerprint, c: Fingerprint, ctx: Context) -> float | None:
     """Is the baseline's title kept?  Token-set similarity of the titles, 0..1.
 
     Site identity: the same organisation keeps its name in the title through
     redesigns; a parked domain or another owner's page does not.
     """
-    if not b.title.strip():
-        return None
-    if not c.title.strip():
-        return 0.0
     # Script-aware, as the text is (title_key): "الأهرام" and "الاهرام", "Ｎｅｗｓ" and "News" are one title.
-    return float(token_set_ratio(b.title_key, c.title_key)) / 100.0
+    return title_similarity(b.title_key, c.title_key)
 
 
 def doi(b: Fingerprint, c: Fingerprint, ctx: Context) -> float | None:

@@ -29,8 +29,6 @@ TopicStatus = Literal["on-topic", "off-topic", "empty", "error", "baseline", "n/
 # or lost endpoint, a bot wall, the record on a new domain).
 ChangeClass = Literal["unchanged", "minor", "drifted", "off-topic", "empty", "error", "baseline",
                       "layout", "replaced", "gone", "blocked", "moved"]
-# The question a verdict answers (see watcher/profiles.py).
-Profile = Literal["collection", "text", "doi"]
 ContentKind = Literal["html", "text", "pdf", "binary", "empty"]
 
 
@@ -97,13 +95,13 @@ class Capture:
 
 @dataclass(frozen=True, slots=True)
 class ScholarlyRecord:
-    """What a landing page says about the work it stands for (watcher/doi/record.py).
+    """What a landing page says about the work it stands for (watcher/extract/record.py).
 
     The doi profile compares this, not the page: a publisher's redesign
     replaces menus, footers and sidebars while the record stays.  Metadata
     comes from ``citation_*`` (Highwire), Dublin Core, schema.org JSON-LD and
     ``og:`` meta; the main text is the record's text (the abstract and the
-    body, without the site's chrome: watcher/doi/scholarly.py).
+    body, without the site's chrome: watcher/extract/scholarly.py).
     ``main_sample`` is a bottom-k sample of the main text's 4-word shingle
     hashes (estimates containment from stored baselines), ``paragraphs`` a
     small sample per paragraph of the record (which paragraph changed), and

@@ -25,15 +25,15 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-
-from rapidfuzz.fuzz import token_set_ratio
+from typing import TYPE_CHECKING, Protocol
 
 from .model import Capture, Fingerprint, Verdict, ts14, utc
-from .profiles import IDENTITY_TITLE
 from .quality import new_text_bytes
-from .text import normalise
 from .verdict import Decision, extraction_failed
 from .wording import headed
+
+if TYPE_CHECKING:
+    from .profiles.seeds import Seed
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,11 +86,13 @@ class HistoryState:
     the configured pinned capture once seen; it is the baseline from its capture
     time on (captures before it keep ``baseline``).
 
-    What the ``collection`` profile remembers of the verdicts since the
-    baseline (:func:`remember`, a fold over them, so the stream can rebuild it
-    for a late capture from the verdicts it stored): ``names``, the titles (normalised) a site carried while judged on topic,
-    other than its baseline's, the newest last (a renamed or translated site
-    keeps its identity under its new name).
+    What the profile remembers of the verdicts since the baseline (its
+    ``remember``, a fold over them, so the stream can rebuild it for a late
+    capture from the verdicts it stored: :func:`memory_of`); the ``collection``
+    profile's (watcher.profiles.collection.remember): ``names``, the titles
+    (normalised) a site carried while judged on topic, other than its
+    baseline's, the newest last (a renamed or translated site keeps its
+    identity under its new name).
 
     ``latest``: the newest capture time scored in the history, as the store
     knows it (never written with the state; the stream reads it to tell a late
@@ -181,49 +183,17 @@ def pinned_here(pins: dict[str, str] | None, history: str, cap: Capture) -> bool
     return bool(pins) and pins is not None and pins.get(history) == ts14(cap.timestamp)
 
 
-# What a history remembers of its verdicts ---------------------------------------
-NAMES_KEPT = 2  # a site's newest names besides its baseline's: a rename, a second language
-NAME_MAX_BYTES = 64  # a name is cut to this much UTF-8 (a site's name fits; the state stays <= 2 kB per URL)
-
-
-def remember(state: HistoryState, v: Verdict, profile: str, site: bool) -> HistoryState:
-    """``state`` after ``v``, for what the ``collection`` profile remembers (:class:`HistoryState`):
-    the same object when nothing changes, so that an unchanged state is not written back.
-
-    Only verdicts judged against a baseline count (an error page before any baseline is no seed
-    state).  ``site``: the history's seed is a site (a home page, a section, a profile on a
-    platform), whose title names the organisation; a deep page's title names an article, and
-    its rules read the subject line instead (profiles.page_subject)."""
-    if profile != "collection" or v.baseline_time is None or v.status not in ("on-topic", "off-topic"):
-        return state
-    off = v.status == "off-topic"
-    names = state.names
-    ref = state.reference_at(v.capture_time)
-    if not off and site and v.change != "baseline" and v.title.strip() and ref is not None \
-            and _title_similarity(v, ref.fingerprint) < IDENTITY_TITLE:
-        key = normalise(v.title).encode()[:NAME_MAX_BYTES].decode("utf-8", "ignore").strip()
-        if key and key not in names:
-            names = (*names, key)[-NAMES_KEPT:]
-    if names == state.names:
-        return state
-    return dataclasses.replace(state, names=names)
-
-
-def _title_similarity(v: Verdict, base: Fingerprint) -> float:
-    """The verdict's ``title`` measure (its title against the baseline's), scored already when the
-    measure is configured (it is reported by default); computed only where it is not."""
-    scored = v.measures.get("title")
-    if scored is not None and scored.score is not None:
-        return scored.score
-    if not base.title_key:
-        return 0.0
-    return token_set_ratio(base.title_key, normalise(v.title)) / 100.0
-
-
-def memory_of(state: HistoryState, verdicts: Iterable[Verdict], profile: str, site: bool) -> HistoryState:
+def memory_of(state: HistoryState, verdicts: Iterable[Verdict], profile: Remembers, seed: Seed) -> HistoryState:
     """``state`` with what it remembers rebuilt from ``verdicts`` (any order; folded in capture-time
-    order, as batch scores them): the stream's view of the history at a late capture's time."""
+    order, as batch scores them, by the profile's ``remember``): the stream's view of the history at
+    a late capture's time."""
     out = dataclasses.replace(state, names=())
     for v in sorted(verdicts, key=lambda x: utc(x.capture_time)):
-        out = remember(out, v, profile, site)
+        out = profile.remember(out, v, seed)
     return out
+
+
+class Remembers(Protocol):
+    """What :func:`memory_of` needs of a profile (:class:`watcher.profiles.base.Profile`)."""
+
+    def remember(self, state: HistoryState, verdict: Verdict, seed: Seed) -> HistoryState: ...

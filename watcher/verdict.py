@@ -1,10 +1,9 @@
-"""Per-capture verdicts: measure statuses, overall status, change class, reason.
+"""Per-capture verdicts: what every profile's decision is made of.
 
-The overall status comes from the checks every profile shares (no content,
-same payload, redirect stubs, HTTP errors, a recognised off-topic page kind:
-soft 404, parked, suspended...), then from the profile's own question
-(watcher/profiles.py), which applies a configurable policy over the voting
-measures (any, all, k-of-n, weighted).
+The :class:`Decision` (status, change class, reason), the measures scored
+against the baseline, the policy over the voting measures (any, all, k-of-n,
+weighted) and the ranking score.  Who decides is the profile
+(:mod:`watcher.profiles`); this module knows no profile.
 """
 
 from __future__ import annotations
@@ -13,10 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from . import measures as ms
-from .config import DoiConfig, EngineConfig
-from .fingerprint import EXTRACT_FAILED, UNREADABLE, host_of, site_of
-from .model import REDIRECT_STATUSES, ChangeClass, Fingerprint, MeasureResult, TopicStatus
-from .wording import headed
+from .config import EngineConfig
+from .fingerprint import EXTRACT_FAILED, UNREADABLE
+from .model import ChangeClass, Fingerprint, MeasureResult, TopicStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,63 +92,6 @@ def policy_flags(results: Mapping[str, MeasureResult], cfg: EngineConfig,
     total = sum(pol.weights.get(r.name, 1.0) for r in scored)
     got = sum(pol.weights.get(r.name, 1.0) for r in flagged)
     return (got / total if total else 0.0) >= pol.weighted_threshold, flagged
-
-
-def decide(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResult], cfg: EngineConfig,
-           seed_url: str = "", profile: str | None = None, *, doi: str | None = None,
-           expected_title: str | None = None, doi_params: DoiConfig | None = None, names: tuple[str, ...] = ()
-           ) -> Decision:
-    """Overall status, change class and reason of one compared capture.
-
-    The checks every profile shares come first (no content, same payload,
-    redirect stubs, HTTP errors, off-topic page kinds); then the profile
-    answers its own question (watcher/profiles.py).  The ``doi`` profile
-    answers all of it itself, against the watched ``doi`` and
-    ``expected_title`` (the capture's) with the ``doi_params`` thresholds.
-    ``names``: the site's other names it was judged on topic under
-    (:func:`watcher.step.remember`), for the ``collection`` profile.
-    """
-    from . import profiles, textprofile
-
-    prof = profile or cfg.profile
-    if extraction_failed(cur):
-        return Decision("error", "error", cur.error or "extraction failed", 0.0)
-    if prof == "doi":  # the scholarly record, not the page: its own reading of errors, walls and redirects
-        from .doi.profile import decide_doi
-
-        return decide_doi(base, cur, cfg, expected_title, params=doi_params, doi=doi)
-    if cur.is_empty and not cur.redirect:
-        return Decision("empty", "empty", headed("no content", cur.error, "empty"), 0.0)
-    if cur.digest == base.digest:
-        return Decision("on-topic", "unchanged", "same payload as the baseline", 0.0)
-    if cur.redirect:  # a stub, or an HTTP redirect with or without a body: judged by its target
-        target = site_of(host_of(cur.redirect))
-        home = site_of(base.host or cur.host)
-        if target and home and target != home:
-            return Decision("off-topic", "off-topic", f"redirects to another site: {cur.redirect}", 0.9, ("redirect",))
-        if profiles.seed_kind(seed_url) == "page" and profiles.seed_kind(cur.redirect) == "site":
-            # An article that now sends its readers to the home page or a section is gone (a moved
-            # article redirects to its new address, not to the front page).
-            where = "a section of the site" if profiles.is_section(cur.redirect) else "the site's home page"
-            return Decision("off-topic", "off-topic", f"redirects to {where}: {cur.redirect} (the page "
-                            "is gone)", 0.9, ("redirect",))
-        what = f"HTTP {cur.http_status} redirect" if cur.http_status in REDIRECT_STATUSES else "redirect stub"
-        return Decision("empty", "empty", f"{what} to {cur.redirect} (same site): its content is not "
-                        "in this capture", 0.0)
-    if cur.http_status in REDIRECT_STATUSES:
-        # A redirect's body is the server's note ("Moved Permanently"), not the page: judged, a home
-        # page that moved to https or www read as "site identity lost" at every crawl.
-        return Decision("empty", "empty", f"HTTP {cur.http_status} redirect with no target recorded: its "
-                        "content is not in this capture", 0.0)
-    if cur.http_status is not None and cur.http_status >= 400:
-        return Decision("off-topic", "off-topic", f"HTTP {cur.http_status}: an error page, not the page", 0.9,
-                        ("http_error",))
-    if cfg.page_kinds and cur.page_kind and cur.page_kind != base.page_kind:
-        return Decision("off-topic", "off-topic", f"page kind {cur.page_kind} ({cur.page_kind_evidence})", 0.95,
-                        ("page_kind",))
-    if prof == "text":
-        return textprofile.text(base, cur, results, cfg, seed_url)
-    return profiles.collection(base, cur, results, cfg, seed_url, names)
 
 
 def drift_score(results: Mapping[str, MeasureResult], d: Decision) -> float:

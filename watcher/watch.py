@@ -33,7 +33,8 @@ from .engine import Engine
 from .errors import ExtractError
 from .fingerprint import failure_reason
 from .model import Capture, Fingerprint, Verdict, utc, verdict_id
-from .profiles import seed_kind
+from .profiles.base import Profile
+from .profiles.seeds import Seed
 from .step import HistoryState, memory_of, same_verdict
 from .store.base import BaselineStore
 from .verdict import extraction_failed
@@ -97,10 +98,10 @@ class Watcher:
         existing = self.store.get_verdict(vid)
         if existing is not None:
             return Outcome(existing, False)
-        prof = profile or self.profile
+        prof = self.engine.profile(profile or self.profile)  # the profile and the seed: resolved once, here
         with self._lock:
             state = self.store.get_state(history)
-            seed = self._seed_url(history, capture)
+            seed = Seed.of(self._seed_url(history, capture))
             fp = self._fingerprint(state, capture, prof, seed) if fingerprint is None else \
                 _readable(capture, fingerprint)
             started = time.perf_counter()
@@ -133,7 +134,7 @@ class Watcher:
             return Outcome(stored or verdict, False)
         return Outcome(verdict, True, corrections)
 
-    def _fingerprint(self, state: HistoryState, cap: Capture, profile: str | None, seed: str) -> Fingerprint:
+    def _fingerprint(self, state: HistoryState, cap: Capture, profile: Profile, seed: Seed) -> Fingerprint:
         ref = state.pinned or state.baseline
         if ref is not None and cap.content is None and cap.digest and cap.digest == ref.fingerprint.digest:
             # Same payload as the baseline: no fetch, no parse.
@@ -157,18 +158,15 @@ class Watcher:
             return cap.seed
         return cap.url
 
-    def _profile(self, profile: str | None) -> str:
-        return profile or self.profile or self.engine.config.profile
-
-    def _state_at(self, state: HistoryState, stored: list[Verdict], t: datetime, profile: str | None,
-                  seed: str) -> HistoryState:
+    def _state_at(self, state: HistoryState, stored: list[Verdict], t: datetime, profile: Profile,
+                  seed: Seed) -> HistoryState:
         """``state`` as a capture taken at ``t`` sees it: what it remembers rebuilt from the history's
         ``stored`` verdicts before ``t`` (the references answer for any time themselves: reference_at)."""
         before = [v for v in stored if utc(v.capture_time) < t]
-        return memory_of(state, before, self._profile(profile), seed_kind(seed) == "site")
+        return memory_of(state, before, profile, seed)
 
-    def _rescore_after(self, history: str, cap: Capture, verdict: Verdict, state: HistoryState, seed: str,
-                       profile: str | None, stored: list[Verdict] | None = None
+    def _rescore_after(self, history: str, cap: Capture, verdict: Verdict, state: HistoryState, seed: Seed,
+                       profile: Profile, stored: list[Verdict] | None = None
                        ) -> tuple[tuple[Verdict, ...], HistoryState, dict[str, str]]:
         """Re-score the kept captures later than ``cap`` (whose ``verdict`` produced ``state``) in
         capture-time order; return the changed verdicts (new versions), the state after them, and the
@@ -197,7 +195,7 @@ class Watcher:
                         "window and keep their old verdicts", history, t.isoformat(), len(missing))
             # what the history remembers is rebuilt from every verdict, those kept as they were included
             newest = {v.verdict_id: v for v in (*stored, verdict, *out)}
-            state = memory_of(state, newest.values(), self._profile(profile), seed_kind(seed) == "site")
+            state = memory_of(state, newest.values(), profile, seed)
         return tuple(out), state, was
 
 

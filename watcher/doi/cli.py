@@ -204,10 +204,12 @@ def cmd_status(args: argparse.Namespace, cfg: Config) -> int:
     return 0
 
 
-def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
-    from consumers.doi import run_monitor  # the Kafka glue; watcher/doi itself never imports Kafka
+MonitorRunner = Callable[..., int]  # (cfg, once=...) -> exit code: the Kafka glue, consumers.doi.run_monitor
 
-    return run_monitor(cfg, once=args.once)
+
+def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
+    runner: MonitorRunner = args.run_monitor  # given by the command-line wiring: watcher/doi never imports Kafka
+    return runner(cfg, once=args.once)
 
 
 _DOI_EXAMPLES = """examples:
@@ -249,8 +251,9 @@ _RUN_EXAMPLES = """examples:
 """
 
 
-def register(sub: Any) -> None:
-    """Add ``driftline doi ...`` to the main parser's subparsers ``sub``.
+def register(sub: Any, run_monitor: MonitorRunner) -> None:
+    """Add ``driftline doi ...`` to the main parser's subparsers ``sub``; ``run_monitor`` runs
+    ``doi run`` (the Kafka glue, which only the command-line wiring may import).
 
     Every parser gets a description, an ``examples:`` epilog and help on
     every argument, as the other commands do (a test walks them all).
@@ -301,4 +304,4 @@ def register(sub: Any) -> None:
 
     rn = add("run", "check the watched DOIs on their schedules and produce capture events", _RUN_EXAMPLES)
     rn.add_argument("--once", action="store_true", help="check every DOI once, then exit")
-    rn.set_defaults(func=cmd_run)
+    rn.set_defaults(func=cmd_run, run_monitor=run_monitor)

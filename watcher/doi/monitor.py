@@ -91,7 +91,7 @@ def fingerprint_capture(cap: Capture, cfg: EngineConfig) -> Fingerprint:
     """The CPU-bound part of a check, a pure function so it can run in a worker process.  Read
     as the watcher's step reads a ``doi`` capture (Engine.fingerprint), whatever the engine's
     configured profile."""
-    return fingerprint(cap, cfg, main_content=cfg.extract.main_content_for("doi"))
+    return fingerprint(cap, cfg, main_content=cfg.extract.main_content_for(False))
 
 
 def interval_of(entry: DoiEntry, cfg: Config) -> int:

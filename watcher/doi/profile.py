@@ -46,15 +46,16 @@ from __future__ import annotations
 
 import re
 
-from rapidfuzz import fuzz
-
+from .. import measures as ms
 from ..config import DoiConfig, EngineConfig
+from ..extract.record import author_key, shingle_hashes, words
+from ..extract.scholarly import box_change
 from ..fingerprint import site_of
-from ..model import Fingerprint, ScholarlyRecord
+from ..model import Capture, ChangeClass, Fingerprint, ScholarlyRecord
+from ..profiles.base import BaseProfile, Case
+from ..profiles.seeds import Seed
 from ..verdict import Decision, fmt
 from ..wording import headed
-from .record import author_key, shingle_hashes, words
-from .scholarly import box_change
 
 GONE_KINDS = frozenset({"soft-404", "parked", "suspended", "defaced", "under-construction"})
 ERROR_KINDS = frozenset({"database-error"})
@@ -75,11 +76,12 @@ def _norm_title(t: str) -> str:
 
 
 def title_similarity(a: str, b: str) -> float:
-    """0..1 token-set similarity of two titles (case, punctuation and word order ignored)."""
-    na, nb = _norm_title(a), _norm_title(b)
-    if not na or not nb:
-        return 0.0
-    return float(fuzz.token_set_ratio(na, nb)) / 100.0
+    """0..1 token-set similarity of two titles (case, punctuation, numbers and word order ignored):
+    the one title comparison (:func:`watcher.measures.title_similarity`) over this profile's word
+    keys.  A title missing on either side is no match here (0.0): the record's title is what a
+    landing page is checked by."""
+    sim = ms.title_similarity(_norm_title(a), _norm_title(b))
+    return 0.0 if sim is None else sim
 
 
 def cookie_wall(fp: Fingerprint) -> str | None:
@@ -293,3 +295,33 @@ def _without_record(base: Fingerprint, cur: Fingerprint, p: DoiConfig) -> Decisi
     if kept >= p.main_min_containment:
         return Decision("on-topic", "drifted", f"no scholarly record; main text changed ({fmt(kept)} kept)", 0.5)
     return Decision("off-topic", "replaced", f"no scholarly record; main text replaced ({fmt(kept)} kept)", 0.9)
+
+
+class DoiProfile(BaseProfile):
+    """Is the scholarly record still at the DOI's endpoint?  It reads errors, walls and redirects
+    of a landing page its own way (``own_checks``), compares the record (``reads_record``: the
+    baseline keeps it), and reads a first capture itself (:func:`first_doi`)."""
+
+    name = "doi"
+    alert_classes: tuple[ChangeClass, ...] = ("drifted", "replaced", "gone", "moved")
+    own_checks = True
+    reads_record = True
+
+    def main_content(self, seed: Seed) -> bool:
+        return False  # the record reads the main text itself; the page stays whole
+
+    def decide(self, case: Case) -> Decision:
+        cap = case.capture
+        return decide_doi(case.base, case.cur, case.cfg, cap.expected_title if cap else None,
+                          params=_params(case.params), doi=cap.doi if cap else None)
+
+    def first(self, fp: Fingerprint, unfit: str | None, capture: Capture, params: object | None) -> Decision | None:
+        d = first_doi(fp, unfit, capture.expected_title, _params(params))
+        return None if d.change == "baseline" else d
+
+
+def _params(params: object | None) -> DoiConfig | None:
+    return params if isinstance(params, DoiConfig) else None
+
+
+PROFILE = DoiProfile()

@@ -21,10 +21,11 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from .. import profiles
 from ..config import Config
 from ..measures import REGISTRY
 from ..model import HistoryResult, MeasureResult, Verdict, ts14, utc
-from ..profiles import seed_kind
+from ..profiles.seeds import Seed
 
 SUMMARY_KEY = "__driftline__"
 DRIFTLINE_KEY = "driftline"
@@ -98,7 +99,7 @@ def capture_entry(v: Verdict, cfg: Config, locator: str | None = None) -> dict[s
     """The JSON value stored under one URI-M (``locator``: where the capture's payload can be read
     again, written as ``driftline.source.locator`` for ``driftline review``)."""
     # as Engine.fingerprint read it: by the profile and the kind of page the history stands for
-    removed = cfg.engine.extract.main_content_for(v.profile, seed_kind(v.url) == "page")
+    removed = cfg.engine.extract.main_content_for(profiles.get(v.profile).main_content(Seed.of(v.url)))
     entry: dict[str, Any] = {
         MEASURES_KEY: {name: measure_block(m, cfg, removed) for name, m in v.measures.items()},
         "overall topic status": v.status,

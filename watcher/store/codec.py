@@ -379,7 +379,8 @@ def encode_state(state: HistoryState) -> bytes:
     a flag, the capture time (microseconds since the epoch), the URI-M and the
     fingerprint blob, length-prefixed; no base64, so the bytes per URL are the
     fingerprint's own.  Then what the history remembers: a reserved byte
-    (0; it held a flag that is no longer kept, so states written before read alike), the number of names and each name, length-prefixed UTF-8
+    (0; it held a flag that is no longer kept, so states written before read
+    alike), the number of names and each name, length-prefixed UTF-8
     (``latest`` is the store's, never written here)."""
     out = bytearray([STATE_FORMAT])
     for ref in (state.baseline, state.pinned):

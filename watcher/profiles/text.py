@@ -2,10 +2,12 @@
 
 The content-drift question of scholarly citations.  A fixed typo or comments appended below are
 ``minor``; a replaced paragraph, a paragraph put inside the text or a word replaced by another
-``drifted``; a completely different document ``off-topic`` ("text replaced").  Kept apart from
-:mod:`watcher.profiles` (what a seed stands for, the collection profile) because it aligns the two
-word sequences, which the collection profile never reads; it shares the subject test and the
-"another text" lines with it.
+``drifted``; a completely different document ``off-topic`` ("text replaced").  It aligns the two
+word sequences, which the collection profile never reads, so its fingerprints and its baselines
+keep them (about 2 bytes a word of state); it shares the subject test and the "another text" lines
+with the collection profile (:mod:`watcher.profiles.subject`).  Its fingerprints read the main
+content under ``extract.main_content: auto`` (a citation points at the article, not at the menus
+around it); its alerts: drifted and off-topic captures.
 """
 
 from __future__ import annotations
@@ -14,13 +16,16 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from .config import EngineConfig
-from .fingerprint import terms_of
-from .lang import stop_words
-from .model import Fingerprint, MeasureResult
-from .profiles import SUBJECT_TITLE, TEXT_REPLACED, TEXT_REPLACED_COSINE, measure_reasons, page_subject, similarity
-from .text import is_no_space
-from .verdict import Decision, fmt, fmt_below
+from ..config import EngineConfig
+from ..fingerprint import terms_of
+from ..lang import stop_words
+from ..model import ChangeClass, Fingerprint, MeasureResult
+from ..text import is_no_space
+from ..verdict import Decision, fmt, fmt_below
+from .base import BaseProfile, Case
+from .seeds import Seed
+from .shared import measure_reasons, similarity
+from .subject import SUBJECT_TITLE, TEXT_REPLACED, TEXT_REPLACED_COSINE, page_subject
 
 TEXT_UNCHANGED = 0.98  # containment and resemblance at or above: the same text
 TEXT_MINOR = 0.90  # containment at or above: a small edit, or text added around the original
@@ -85,7 +90,7 @@ def lost_run(base: Sequence[str], cur: Sequence[str], shingle_size: int) -> int:
     the fingerprint's, so numbers are left out (a changed date or count is no lost paragraph)."""
     import numpy as np
 
-    from .fingerprint import shingle_hashes, shingle_sequence
+    from ..fingerprint import shingle_hashes, shingle_sequence
 
     k = max(1, shingle_size)
     seq = shingle_sequence(base, k)
@@ -141,7 +146,7 @@ def align_words(base: Sequence[str], cur: Sequence[str], shingle_size: int,
     was cited: the text profile reads it from ``reworded``."""
     from rapidfuzz.distance import Levenshtein
 
-    from .fingerprint import shingle_hashes
+    from ..fingerprint import shingle_hashes
 
     fixed = list(cur)
     typos = 0
@@ -251,3 +256,20 @@ def text(base: Fingerprint, cur: Fingerprint, results: Mapping[str, MeasureResul
                         + (", under the same subject line)" if subj is not None else ")"), 0.5)
     return Decision("on-topic", "drifted", f"text drifted: containment {fmt_below(cont, TEXT_MINOR)} "
                     f"({fixed}part of the text was replaced or reworded)", 0.5)
+
+
+class TextProfile(BaseProfile):
+    """Is the text that was there still there?"""
+
+    name = "text"
+    alert_classes: tuple[ChangeClass, ...] = ("drifted", "off-topic")
+    words_kept = True
+
+    def main_content(self, seed: Seed) -> bool:
+        return True
+
+    def decide(self, case: Case) -> Decision:
+        return text(case.base, case.cur, case.results, case.cfg, case.seed.url)
+
+
+PROFILE = TextProfile()

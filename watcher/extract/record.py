@@ -15,9 +15,9 @@ field wins):
 Main text: what a citation points at, the abstract and the body where the
 page shows it, without the site's chrome (menus, footers, share bars, related
 works, metrics, cookie banners, comments) and without the boxes a platform
-puts beside the abstract (highlights, key points): :mod:`watcher.doi.scholarly`
+puts beside the abstract (highlights, key points): :mod:`watcher.extract.scholarly`
 says which blocks those are.  Long paragraphs (prose of at least
-:data:`watcher.doi.scholarly.PARAGRAPH_MIN_WORDS` words) are sampled one by one, so the profile can
+:data:`watcher.extract.scholarly.PARAGRAPH_MIN_WORDS` words) are sampled one by one, so the profile can
 say that a paragraph changed rather than that "the page" did.  The DOIs the
 page shows anywhere (``body_dois``) are read from the whole page: a DOI in the
 citation line above the abstract is shown, though it is not the record's text.
@@ -34,8 +34,8 @@ from typing import Any
 import lxml.html
 import xxhash
 
-from ..extract.html import find_dois, normalise_ws, parse_tree
 from ..model import ScholarlyRecord
+from .html import find_dois, normalise_ws, parse_tree
 from .scholarly import record_text
 
 log = logging.getLogger(__name__)
@@ -187,7 +187,7 @@ def author_key(name: str) -> str:
 
 def _main(root: lxml.html.HtmlElement, declared_abstract: str) -> tuple[str, tuple[str, ...], str, tuple[str, ...]]:
     """(main text, the record's paragraphs, abstract shown on the page, boxes beside it): the
-    regions of the scholarly record without the site's chrome (:mod:`watcher.doi.scholarly`)."""
+    regions of the scholarly record without the site's chrome (:mod:`watcher.extract.scholarly`)."""
     rt = record_text(root, declared_abstract)
     return rt.main_text, rt.paragraphs, rt.abstract, rt.boxes
 

@@ -47,7 +47,7 @@ from typing import Any
 import lxml.html
 import yaml
 
-from ..extract.html import normalise_ws
+from .html import normalise_ws
 
 _WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*", re.U)
 PARAGRAPH_MIN_WORDS = 15
