@@ -1,7 +1,9 @@
 """The scorer: one event in, one stored verdict and its messages out.
 
-Per event: parse -> skip rule -> (same digest as the baseline? then
-``unchanged`` without fetching) -> acquire the bytes -> ``Watcher.handle``
+Per event: parse -> skip rule -> ``Watcher.begin`` (the history key, its
+state and whether the payload is the baseline's, resolved once; the same
+digest needs no fetch) -> acquire the bytes -> ``Watcher.handle`` (given what
+``begin`` read, so the state is read once per event)
 (stores the verdict, idempotently, with any corrections a late capture causes
 and the alerts it owes) -> publish the verdicts, the owed alerts (marked sent
 once the broker acknowledged them) and a crawl-stop recommendation when one
@@ -33,12 +35,12 @@ from watcher.config import Config
 from watcher.errors import DriftlineError, SkipEvent, StoreError, TooLargeError
 from watcher.events import CaptureEvent, parse_event, should_skip
 from watcher.metrics import Metrics
-from watcher.model import Capture, Verdict
+from watcher.model import Capture, Fingerprint, Verdict
 from watcher.recommend import Recommendation
 from watcher.seeds.stream import SeedReporter, report_message
 from watcher.store.base import BaselineStore
 from watcher.store.labels import seed_muted
-from watcher.watch import Outcome
+from watcher.watch import Begun, Outcome
 
 from .deadletter import DeadLetters, header, source_position
 from .messages import H_SRC_FORMAT, alert_message, verdict_message
@@ -59,21 +61,19 @@ class WatcherLike(Protocol):
 
     def history_key(self, url: str) -> str: ...
 
-    def baseline_digest(self, history: str) -> str | None: ...
+    def begin(self, url: str, history: str | None = None, digest: str | None = None) -> Begun: ...
 
     def process(self, capture: Capture) -> Verdict: ...
 
     @property
     def store(self) -> BaselineStore: ...
 
-    def handle(self, capture: Capture, profile: str | None = None,
-               alert_on: frozenset[str] = frozenset()) -> Outcome: ...
+    def handle(self, capture: Capture, profile: str | None = None, alert_on: frozenset[str] = frozenset(),
+               fingerprint: Fingerprint | None = None, *, begun: Begun | None = None) -> Outcome: ...
 
 
 class AcquirerLike(Protocol):
     """What the scorer needs of :class:`watcher.acquire.Acquirer`."""
-
-    def needs_content(self, event: CaptureEvent, baseline_digest: str | None) -> bool: ...
 
     async def get(self, event: CaptureEvent) -> Capture: ...
 
@@ -195,9 +195,9 @@ class Scorer:
         if event.content is not None and len(event.content) > cap:
             # The payload cap holds for bytes that came inline as for fetched ones.
             raise TooLargeError(f"inline content of {len(event.content)} bytes is over acquire.live.max_bytes ({cap})")
-        history = event.watch_history or self.watcher.history_key(event.url)
-        baseline = await self._call(self.watcher.baseline_digest, history)
-        if self.acquirer.needs_content(event, baseline):
+        # The history, its state and the same-digest shortcut: resolved once, here, and passed down.
+        begun = await self._call(self.watcher.begin, event.url, event.watch_history, event.digest)
+        if begun.same is None:
             started = time.perf_counter()
             capture = await self.acquirer.get(event)
             self.metrics.stage_seconds.labels(stage="acquire").observe(time.perf_counter() - started)
@@ -205,18 +205,22 @@ class Scorer:
             capture = event.to_capture(None, source="digest")
         profile = self.cfg.kafka.topic_profiles.get(event.topic or topic)
         alert_on = self.cfg.alerts.alerts_on(profile or self.cfg.engine.profile, event.topic or topic)
-        outcome = await self._call(self.watcher.handle, capture, profile, alert_on)
-        await self.publish(outcome.verdict, event)
+        outcome = await self._call(functools.partial(self.watcher.handle, capture, profile, alert_on, begun=begun))
+        owed = frozenset(outcome.alerts) if outcome.stored_now else None
+        await self.publish(outcome.verdict, event, owed)
         for corrected in outcome.corrections:  # later captures re-scored against the late one's baseline
-            await self.publish(corrected, None)
+            await self.publish(corrected, None, owed)
 
-    async def publish(self, verdict: Verdict, event: CaptureEvent | None) -> None:
-        """Send the verdict, its alert and any recommendation; return once acknowledged."""
+    async def publish(self, verdict: Verdict, event: CaptureEvent | None, owed: frozenset[str] | None = None) -> None:
+        """Send the verdict, its alert and any recommendation; return once acknowledged.  ``owed``: the
+        verdict ids owed an alert, when the caller knows them (recorded just now with the verdicts);
+        ``None``: the store says (a re-delivered event's alert may be recorded and unsent)."""
         k = self.cfg.kafka
         key = verdict.history.encode("utf-8")
         out: list[Outgoing] = [(k.results_topic, key, verdict_message(verdict), None)]
         # Owed alerts are recorded with their verdict (one transaction); sent here, marked once acknowledged.
-        alert = await self._call(self.watcher.store.alert_pending, verdict.verdict_id)
+        alert = verdict.verdict_id in owed if owed is not None else \
+            await self._call(self.watcher.store.alert_pending, verdict.verdict_id)
         if alert and await self._call(seed_muted, self.watcher.store, verdict.seed or verdict.url):
             # the curator muted this seed (driftline review): the alert is owed to nobody
             await self._call(self.watcher.store.mark_alert_sent, verdict.verdict_id)

@@ -79,8 +79,8 @@ class _BuggyWatcher:
     def history_key(self, url: str) -> str:
         return str(self.inner.history_key(url))
 
-    def baseline_digest(self, history: str) -> str | None:
-        return self.inner.baseline_digest(history)  # type: ignore[no-any-return]
+    def begin(self, url: str, history: str | None = None, digest: str | None = None) -> Any:
+        return self.inner.begin(url, history, digest)
 
     def process(self, capture: Any) -> Any:
         return self.handle(capture).verdict
@@ -89,10 +89,11 @@ class _BuggyWatcher:
     def store(self) -> Any:
         return self.inner.store
 
-    def handle(self, capture: Any, profile: str | None = None, alert_on: frozenset[str] = frozenset()) -> Any:
+    def handle(self, capture: Any, profile: str | None = None, alert_on: frozenset[str] = frozenset(),
+               fingerprint: Any = None, *, begun: Any = None) -> Any:
         if "bug" in capture.url:
             raise ZeroDivisionError("injected bug")
-        return self.inner.handle(capture, profile, alert_on)
+        return self.inner.handle(capture, profile, alert_on, fingerprint, begun=begun)
 
 
 async def test_internal_error_is_dead_lettered_and_the_partition_goes_on(

@@ -31,11 +31,12 @@ from datetime import datetime
 from .canonical import url_key
 from .engine import Engine
 from .errors import ExtractError
+from .events.model import normalise_digest
 from .fingerprint import failure_reason
 from .model import Capture, Fingerprint, Verdict, utc, verdict_id
 from .profiles.base import Profile
 from .profiles.seeds import Seed
-from .step import HistoryState, memory_of, same_verdict
+from .step import HistoryState, Reference, memory_of, same_verdict
 from .store.base import BaselineStore
 from .verdict import extraction_failed
 
@@ -50,6 +51,20 @@ class Outcome:
     verdict: Verdict
     stored_now: bool  # False: a re-delivered capture (its stored verdict is returned)
     corrections: tuple[Verdict, ...] = ()  # new versions of later captures' verdicts
+    # The verdict ids owed an alert, recorded with them now (``stored_now``): the caller publishes
+    # them without asking the store again; a re-delivered capture asks (its alert may be unsent).
+    alerts: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Begun:
+    """One event's work resolved once, at the edge, before its payload is fetched: the history key,
+    the history's state (the one store read of it), and the reference whose payload the event
+    repeats by digest (``same``: nothing to fetch or parse), passed down to :meth:`Watcher.handle`."""
+
+    history: str
+    state: HistoryState
+    same: Reference | None = None
 
 
 class Watcher:
@@ -76,6 +91,16 @@ class Watcher:
         ref = state.pinned or state.baseline
         return ref.fingerprint.digest if ref else None
 
+    def begin(self, url: str, history: str | None = None, digest: str | None = None) -> Begun:
+        """An event's history (``history``, else ``url``'s key), its state (one store read) and whether
+        its payload ``digest`` is the newest baseline's: what the scorer needs before it fetches, and
+        what :meth:`handle` then takes instead of reading it again."""
+        key = history or self.history_key(url)
+        state = self.store.get_state(key)
+        ref = state.pinned or state.baseline
+        same = ref if ref is not None and digest and normalise_digest(digest) == ref.fingerprint.digest else None
+        return Begun(key, state, same)
+
     def process(self, capture: Capture, profile: str | None = None) -> Verdict:
         """Score ``capture``; see :meth:`handle`."""
         return self.handle(capture, profile).verdict
@@ -85,24 +110,26 @@ class Watcher:
         return out.verdict, out.stored_now
 
     def handle(self, capture: Capture, profile: str | None = None, alert_on: frozenset[str] = frozenset(),
-               fingerprint: Fingerprint | None = None) -> Outcome:
+               fingerprint: Fingerprint | None = None, *, begun: Begun | None = None) -> Outcome:
         """Score and store ``capture`` (and any corrections it causes).
 
         ``alert_on``: the change classes that are alerts here; an alert owed
         for the verdict (or for a correction that newly reaches such a class) is
         recorded with it in one transaction (see ``BaselineStore.alert_pending``).
         ``fingerprint``: ``capture``'s, when the caller made it already (the DOI
-        monitor fingerprints in worker processes); the step is the same."""
-        history = capture.history or self.history_key(capture.url)
+        monitor fingerprints in worker processes); the step is the same.  ``begun``: the event's
+        history and state as :meth:`begin` read them (the store is not asked for the state again;
+        the caller serialises the captures of one history, as the consumer does per partition)."""
+        history = begun.history if begun is not None else capture.history or self.history_key(capture.url)
         vid = verdict_id(history, capture.timestamp, capture.effective_digest)
         existing = self.store.get_verdict(vid)
         if existing is not None:
             return Outcome(existing, False)
         prof = self.engine.profile(profile or self.profile)  # the profile and the seed: resolved once, here
         with self._lock:
-            state = self.store.get_state(history)
+            state = begun.state if begun is not None else self.store.get_state(history)
             seed = Seed.of(self._seed_url(history, capture))
-            fp = self._fingerprint(state, capture, prof, seed) if fingerprint is None else \
+            fp = self._fingerprint(state, capture, prof, seed, begun) if fingerprint is None else \
                 _readable(capture, fingerprint)
             started = time.perf_counter()
             t = utc(capture.timestamp)
@@ -114,7 +141,9 @@ class Watcher:
             verdict, new_state = self.engine.score_next(history, prior, capture, fp, seed, prof)
             corrections: tuple[Verdict, ...] = ()
             was: dict[str, str] = {}
-            if _moved_back(prior, new_state) or (late and _remembers(new_state) != _remembers(prior)):
+            # (a history's first capture has nothing after it to re-score: no store reads for it)
+            if state.latest is not None and (_moved_back(prior, new_state)
+                                             or (late and _remembers(new_state) != _remembers(prior))):
                 corrections, new_state, was = self._rescore_after(history, capture, verdict, new_state, seed, prof,
                                                                   kept)
             elif late:  # what later captures were scored against is unchanged; the references may move on
@@ -132,11 +161,16 @@ class Watcher:
         if not new:
             stored = self.store.get_verdict(vid)
             return Outcome(stored or verdict, False)
-        return Outcome(verdict, True, corrections)
+        return Outcome(verdict, True, corrections, tuple(alerts))
 
-    def _fingerprint(self, state: HistoryState, cap: Capture, profile: Profile, seed: Seed) -> Fingerprint:
-        ref = state.pinned or state.baseline
-        if ref is not None and cap.content is None and cap.digest and cap.digest == ref.fingerprint.digest:
+    def _fingerprint(self, state: HistoryState, cap: Capture, profile: Profile, seed: Seed,
+                     begun: Begun | None = None) -> Fingerprint:
+        if begun is not None:
+            ref = begun.same  # decided once, before the fetch
+        else:
+            ref = state.pinned or state.baseline
+            ref = ref if ref is not None and cap.digest and cap.digest == ref.fingerprint.digest else None
+        if ref is not None and cap.content is None:
             # Same payload as the baseline: no fetch, no parse.
             return dataclasses.replace(ref.fingerprint, http_status=cap.status or ref.fingerprint.http_status)
         started = time.perf_counter()
