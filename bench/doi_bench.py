@@ -3,7 +3,7 @@
 A local resolver (handle API + a 302 per DOI) and eight publisher hosts
 (127.0.0.2-9, loopback: "hosts that allow it") run in a child process,
 serving generated landing pages of the five publisher layouts
-(tests/doi_pages.py; abstract-only, a third with full text); every tenth
+(tests/fixtures/doi_pages.py; abstract-only, a third with full text); every tenth
 page is redesigned each time it is served.  Every check does what
 production does: handle API, the redirect chain, the landing page, a HEAD of
 it (``doi.head_check``; ``--no-head`` leaves it out), a WARC request/response
@@ -79,7 +79,7 @@ def _judges(mon: Any) -> list[int]:
 
 
 def _title(n: int) -> str:
-    from tests import doi_pages as dp
+    from tests.fixtures import doi_pages as dp
 
     return dp.article(n, full_text=False).title
 
@@ -88,8 +88,8 @@ def _server(n_dois: int, out: Any) -> None:
     """The child process: resolver + publishers until terminated."""
     from dataclasses import replace
 
-    from tests import doi_pages as dp
-    from tests.doi_server import Page, landscape
+    from tests.fixtures import doi_pages as dp
+    from tests.fixtures.doi_server import Page, landscape
 
     layouts = sorted(dp.LAYOUTS)
     hosts = ["a", "b", *[f"h{i}" for i in range(HOSTS - 2)]]
@@ -120,7 +120,7 @@ def _server(n_dois: int, out: Any) -> None:
 
 
 async def main(args: argparse.Namespace) -> None:
-    from tests.doi_server import Landscape, doi_config
+    from tests.fixtures.doi_server import Landscape, doi_config
 
     q: Any = mp.get_context("spawn").Queue()
     child = mp.get_context("spawn").Process(target=_server, args=(args.dois, q), daemon=True)

@@ -37,7 +37,7 @@ def histories(gold: Path | None) -> list[tuple[str, list[Capture]]]:
         return [(h, list(c)) for h, c in iter_gold(str(gold))]
     from datetime import UTC, datetime, timedelta
 
-    from tests import textgen
+    from tests.fixtures import textgen
 
     out = []
     for i in range(50):

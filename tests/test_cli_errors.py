@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests import textgen
-from tests.test_scan_cli import write_warc
+from tests.fixtures import textgen
+from tests.fixtures.scanwarcs import write_warc
 from watcher.cli import build_parser, main
 from watcher.config import DEFAULT_CONFIG, load_config
 from watcher.errors import ConfigError

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from tests import textgen
+from tests.fixtures import textgen
 from watcher import collection
 from watcher.collection import aboutness, collection_centroid, first_valid, lsi_cosines
 from watcher.config import Config

@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-import random
 import resource
 import zlib
 from datetime import UTC, datetime
@@ -19,7 +18,8 @@ import pytest
 import zstandard
 from warcio.warcwriter import WARCWriter
 
-from tests.test_sources_warc import histories, make_warc, write_response
+from tests.fixtures.payloads import gzip_bomb, page
+from tests.fixtures.warcfiles import histories, make_warc, write_response
 from watcher.config import Config, EngineConfig, StoreConfig
 from watcher.engine import Engine
 from watcher.events.parse import parse_event
@@ -29,16 +29,6 @@ from watcher.model import Capture, payload_digest
 from watcher.sources import iter_histories
 from watcher.store import open_store
 from watcher.watch import Watcher
-
-_WORDS = ("river", "court", "rights", "water", "village", "report", "farmers", "protest", "council", "school",
-          "health", "journal", "history", "market", "season", "harvest", "bridge", "museum", "archive", "letter")
-
-
-def page(seed: int = 1, n: int = 3000, title: str = "River Rights Watch") -> bytes:
-    r = random.Random(seed)
-    paras = "".join(f"<p>{' '.join(r.choice(_WORDS) for _ in range(30))}.</p>" for _ in range(n // 30))
-    return f"<html><head><title>{title}</title></head><body><h1>{title}</h1>{paras}</body></html>".encode()
-
 
 HTML = page()
 
@@ -57,25 +47,6 @@ CODED = {
     "gzip+gzip": (gzip.compress(gzip.compress(HTML)), "gzip, gzip"),
     "br-in-gzip": (gzip.compress(brotli.compress(HTML)), "br, gzip"),
 }
-
-
-def gzip_bomb(gib: int = 1) -> bytes:
-    """One gzip member inflating to ``gib`` GiB of zeros, built in well under a
-    second: after a sync flush, each MiB of zeros compresses to the same bytes,
-    so one such block is repeated and the trailer computed."""
-    mib = b"\0" * (1 << 20)
-    c = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
-    first = c.compress(mib) + c.flush(zlib.Z_SYNC_FLUSH)
-    block = c.compress(mib) + c.flush(zlib.Z_SYNC_FLUSH)
-    assert block == c.compress(mib) + c.flush(zlib.Z_SYNC_FLUSH)
-    end = c.flush()
-    n = 1024 * gib
-    crc = 0
-    for _ in range(n):
-        crc = zlib.crc32(mib, crc)
-    header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff"
-    return header + first + block * (n - 1) + end + crc.to_bytes(4, "little") + ((n << 20) & 0xFFFFFFFF).to_bytes(
-        4, "little")
 
 
 def brotli_bomb(mib: int = 1024) -> bytes:

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests import textgen
+from tests.fixtures import textgen
 from watcher.cli import main
 from watcher.crossval import Rule, assign_folds, build_table, checks_of, cross_validate, format_cv
 from watcher.errors import InputError

@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests import doi_pages as dp
+from tests.fixtures import doi_pages as dp
 from tests.fixtures.webserver import serve
 from watcher.config import load_config
 from watcher.doi.lists import DoiEntry

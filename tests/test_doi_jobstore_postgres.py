@@ -1,7 +1,7 @@
 """The DOI schedule in PostgreSQL (the baseline store's database, ``store.dsn``
 as the store uses it): jobs survive a stop, checks that fell due while the
 scheduler was down run once on restart (coalesced), and none is lost or run
-twice.  Real scheduler, real PostgreSQL, real HTTP (tests/doi_server.py)."""
+twice.  Real scheduler, real PostgreSQL, real HTTP (tests/fixtures/doi_server.py)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests import doi_pages as dp
-from tests.doi_server import Page, doi_config, landscape
+from tests.fixtures import doi_pages as dp
+from tests.fixtures.doi_server import Page, doi_config, landscape
 from watcher.config import load_config
 from watcher.doi.lists import DoiEntry
 from watcher.doi.registry import open_registry

@@ -1,5 +1,5 @@
 """The DOI monitor end to end against a local resolver and publishers
-(tests/doi_server.py): resolution chains, outcomes, WARC records, capture
+(tests/fixtures/doi_server.py): resolution chains, outcomes, WARC records, capture
 events, decisions, alerts, the status report; then the real scheduler with
 short intervals producing to the real broker, across a restart."""
 
@@ -17,8 +17,8 @@ import aiohttp
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from tests import doi_pages as dp
-from tests.doi_server import Page, doi_config, landscape
+from tests.fixtures import doi_pages as dp
+from tests.fixtures.doi_server import Page, doi_config, landscape
 from watcher.config import load_config
 from watcher.doi.lists import DoiEntry
 from watcher.doi.schedule import check_all, open_monitor

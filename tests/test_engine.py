@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime, timedelta
 
-from tests import textgen
+from tests.fixtures import textgen
 from watcher.config import BaselineConfig, EngineConfig
 from watcher.engine import Engine
 from watcher.model import Capture, HistoryResult, payload_digest

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import textgen
+from tests.fixtures import textgen
 from watcher.canonical import original_url, surt_prefix, url_key
 from watcher.config import CanonicalConfig, EngineConfig, TokenConfig
 from watcher.engine import Engine, behaviour_of

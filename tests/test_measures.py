@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tests import textgen
+from tests.fixtures import textgen
 from watcher import measures as ms
 from watcher.config import EngineConfig, TokenConfig
 from watcher.engine import Engine

@@ -8,7 +8,7 @@ Two things the ``collection`` profile carries from one capture to the next, besi
   that name when its text later moves away from the baseline's.
 
 Both are folds over the verdicts, so the stream rebuilds them for a late capture and corrects the
-later verdicts they change.  Real engine, real SQLite store; documents made here (tests/textgen.py).
+later verdicts they change.  Real engine, real SQLite store; documents made here (tests/fixtures/textgen.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import textgen
+from tests.fixtures import textgen
 from watcher import profiles
 from watcher.config import EngineConfig
 from watcher.engine import Engine

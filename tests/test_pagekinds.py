@@ -8,7 +8,7 @@ from datetime import datetime
 
 import pytest
 
-from tests import textgen
+from tests.fixtures import textgen
 from watcher.config import EngineConfig
 from watcher.engine import Engine
 from watcher.model import Capture

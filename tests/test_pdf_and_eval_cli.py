@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.pdfgen import assemble_pdf
+from tests.fixtures.pdfgen import assemble_pdf
 from watcher.cli import main
 from watcher.config import EngineConfig
 from watcher.engine import Engine

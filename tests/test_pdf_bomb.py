@@ -6,7 +6,7 @@ import resource
 import zlib
 from datetime import UTC, datetime
 
-from tests.pdfgen import assemble_pdf
+from tests.fixtures.pdfgen import assemble_pdf
 from watcher.config import EngineConfig
 from watcher.engine import Engine
 from watcher.model import Capture

@@ -4,8 +4,9 @@ The scorer resolves an event's history, its state and the same-digest shortcut o
 and hands them to ``Watcher.handle``; an alert recorded with its verdict is published without asking
 the store again.  Counted through the watcher's store (every call the scoring path makes) while
 events go through the embedded broker one at a time: a new capture costs the verdict check, the
-state read and the one transactional write; an alert adds the mark that it was sent.  (Before this
-shape: 5 and 6, the state read twice and the pending alert asked for every verdict.)
+state read and the one transactional write; an alert adds the mark that it was sent; a history's first
+baseline also reads what it may have to re-score.  (Before this shape: 5, 6 and 7, the state read
+twice and the pending alert asked for every verdict.)
 """
 
 from __future__ import annotations
@@ -75,6 +76,6 @@ async def test_a_scored_event_costs_three_store_round_trips(kafka_broker: Embedd
     changes = [m["value"]["change"] for m in got]
     assert changes == ["baseline", "minor", "unchanged", "off-topic"], changes
     totals = [sum(c.values()) for c in per_event]
-    assert totals == [3, 3, 3, 4], per_event
+    assert totals == [5, 3, 3, 4], per_event
     assert all(c.get("get_state", 0) == 1 for c in per_event), per_event  # the state read once per event
     assert per_event[3].get("mark_alert_sent") == 1 and not any(c.get("alert_pending") for c in per_event)

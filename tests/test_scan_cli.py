@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import io
 import json
 import subprocess
 import sys
@@ -13,28 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from warcio.statusandheaders import StatusAndHeaders
-from warcio.warcwriter import WARCWriter
 
-from tests import textgen
+from tests.fixtures import textgen
+from tests.fixtures.scanwarcs import write_warc
 from watcher.cli import main
 from watcher.evaluate import evaluate
 
 BASE = textgen.html(textgen.document(["river", "law", "music", "garden"]))
 PARKED = b"<html><head><title>Domain for sale</title></head><body><p>This domain is for sale.</p></body></html>"
-
-
-def write_warc(path: Path, records: list[tuple[str, datetime, bytes, dict[str, str]]]) -> None:
-    with path.open("wb") as fh:
-        w = WARCWriter(fh, gzip=True)
-        for url, when, body, headers in records:
-            hdrs = [("Content-Type", headers.get("Content-Type", "text/html; charset=utf-8")),
-                    ("Content-Length", str(len(body)))]
-            hdrs += [(k, v) for k, v in headers.items() if k != "Content-Type"]
-            http = StatusAndHeaders("200 OK", hdrs, protocol="HTTP/1.1")
-            rec = w.create_warc_record(url, "response", payload=io.BytesIO(body), http_headers=http,
-                                       warc_headers_dict={"WARC-Date": when.strftime("%Y-%m-%dT%H:%M:%SZ")})
-            w.write_record(rec)
 
 
 def run(*args: str) -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from tests.test_sources_warc import HTML1, HTML2, histories, sample_warc
+from tests.fixtures.warcfiles import HTML1, HTML2, histories, sample_warc
 from watcher.sources import detect_input
 
 

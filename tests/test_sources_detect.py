@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_sources_warc import sample_warc
+from tests.fixtures.warcfiles import sample_warc
 from watcher.errors import InputError
 from watcher.sources import detect_input
 

@@ -298,7 +298,7 @@ async def test_paged_timemap_and_index_are_followed(archive: Archive, tmp_path: 
 async def test_timemap_and_warc_of_one_seed_form_one_history(archive: Archive, tmp_path: Path) -> None:
     from warcio.warcwriter import WARCWriter
 
-    from tests.test_sources_warc import make_warc, write_response
+    from tests.fixtures.warcfiles import make_warc, write_response
 
     b = archive.base
     archive.pages[f"20200101000000/{ORIG}"] = archive.html("<p>from the archive, January</p>")

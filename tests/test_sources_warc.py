@@ -9,121 +9,33 @@ from __future__ import annotations
 import gzip
 import logging
 import os
-from collections.abc import Sequence
 from datetime import UTC, datetime
-from io import BytesIO
 from pathlib import Path
-from typing import Any
 
 import pytest
-from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from tests.fixtures.warcfiles import (
+    CFG,
+    HTML1,
+    HTML2,
+    PDF,
+    histories,
+    make_warc,
+    sample_warc,
+    write_response,
+    write_revisit,
+)
 from watcher.config import Config
 from watcher.errors import InputError
-from watcher.model import Capture, payload_digest
+from watcher.model import payload_digest
 from watcher.sources import detect_input, iter_histories
 
-CFG = Config()
 # Every type in the shared samples counted as a document, so the stylesheets, scripts and fonts (and their
 # revisits) are read too: the reader itself is tested on them (a default scan skips them, events.document_mimetypes).
 EVERY_TYPE = Config(events={"document_mimetypes": [  # type: ignore[arg-type]
     "text/html", "text/plain", "text/xml", "text/css", "application/x-javascript", "application/octet-stream",
     "application/x-shockwave-flash", "image/gif", "image/jpeg", "image/png", "image/svg+xml"]})
-HTML1 = b"<html><head><title>Alpha</title></head><body><p>Alpha beta gamma delta.</p></body></html>"
-HTML2 = b"<html><head><title>Alpha</title></head><body><p>Alpha beta gamma epsilon.</p></body></html>"
-PDF = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
-
-
-def iso(ts: str) -> str:
-    return datetime.strptime(ts, "%Y%m%d%H%M%S").strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def http_headers(ctype: str = "text/html", status: str = "200 OK", extra: Sequence[tuple[str, str]] = (),
-                 length: int | None = None) -> StatusAndHeaders:
-    hdrs = [("Content-Type", ctype), *extra]
-    if length is not None:
-        hdrs.append(("Content-Length", str(length)))
-    return StatusAndHeaders(status, hdrs, protocol="HTTP/1.1")
-
-
-def write_response(w: WARCWriter, url: str, ts: str, body: bytes, *, ctype: str = "text/html",
-                   status: str = "200 OK", extra: Sequence[tuple[str, str]] = ()) -> str:
-    """Write a response record; returns its WARC-Record-ID."""
-    rec = w.create_warc_record(url, "response", payload=BytesIO(body),
-                               http_headers=http_headers(ctype, status, extra, None),
-                               warc_headers_dict={"WARC-Date": iso(ts)})
-    w.write_record(rec)
-    return str(rec.rec_headers.get_header("WARC-Record-ID"))
-
-
-def write_revisit(w: WARCWriter, url: str, ts: str, digest: str, refers_uri: str, refers_ts: str,
-                  refers_id: str | None = None) -> None:
-    extra: dict[str, str] = {"WARC-Date": iso(ts)}
-    if refers_id:
-        extra["WARC-Refers-To"] = refers_id
-    rec = w.create_revisit_record(url, digest, refers_uri, iso(refers_ts),
-                                  http_headers=http_headers(), warc_headers_dict=extra)
-    w.write_record(rec)
-
-
-def write_other(w: WARCWriter, url: str, ts: str) -> None:
-    """A request and a metadata record (both must be skipped)."""
-    req = w.create_warc_record(url, "request", payload=BytesIO(b""),
-                               http_headers=StatusAndHeaders("GET / HTTP/1.1", [("Host", "x")], is_http_request=True),
-                               warc_headers_dict={"WARC-Date": iso(ts)})
-    w.write_record(req)
-    meta = w.create_warc_record(url, "metadata", payload=BytesIO(b"outlink: http://x/ L a/@href\r\n"),
-                                warc_content_type="application/warc-fields", warc_headers_dict={"WARC-Date": iso(ts)})
-    w.write_record(meta)
-
-
-def make_warc(path: Path, build: Any, *, gz: bool = True) -> Path:
-    with path.open("wb") as fh:
-        w = WARCWriter(fh, gzip=gz)
-        w.write_record(w.create_warcinfo_record(path.name, {"software": "driftline tests"}))
-        build(w)
-    return path
-
-
-def chunked(body: bytes, size: int = 7) -> bytes:
-    out = b""
-    for i in range(0, len(body), size):
-        part = body[i:i + size]
-        out += f"{len(part):x}\r\n".encode() + part + b"\r\n"
-    return out + b"0\r\n\r\n"
-
-
-def sample_warc(path: Path, *, gz: bool = True) -> Path:
-    """Three captures of http://example.org/page (one revisit), a PDF
-    resource, a gzip+chunked response, and records that must be skipped."""
-
-    def build(w: WARCWriter) -> None:
-        rid = write_response(w, "http://example.org/page", "20200101000000", HTML1)
-        write_other(w, "http://example.org/page", "20200101000000")
-        write_response(w, "http://www.example.org/page/", "20200201000000", HTML2)
-        write_revisit(w, "http://example.org/page", "20200301000000", payload_digest(HTML1),
-                      "http://example.org/page", "20200101000000", rid)
-        pdf = w.create_warc_record("http://example.org/paper.pdf", "resource", payload=BytesIO(PDF),
-                                   warc_content_type="application/pdf",
-                                   warc_headers_dict={"WARC-Date": iso("20200101000000")})
-        w.write_record(pdf)
-        write_response(w, "http://example.org/enc", "20200101000000", chunked(gzip.compress(HTML1)),
-                       extra=[("Content-Encoding", "gzip"), ("Transfer-Encoding", "chunked")])
-        dns = w.create_warc_record("dns:example.org", "response", payload=BytesIO(b"example.org. 300 IN A 1.2.3.4"),
-                                   warc_content_type="text/dns", warc_headers_dict={"WARC-Date": iso("20200101000000")})
-        w.write_record(dns)
-        shot = w.create_warc_record("screenshot:http://example.org/page", "resource",
-                                    payload=BytesIO(b"\x89PNG...."), warc_content_type="image/png",
-                                    warc_headers_dict={"WARC-Date": iso("20200101000000")})
-        w.write_record(shot)
-
-    return make_warc(path, build, gz=gz)
-
-
-def histories(inputs: Sequence[Path | str], cfg: Config = CFG) -> dict[str, list[Capture]]:
-    return dict(iter_histories([str(p) for p in inputs], cfg))
-
 
 @pytest.mark.parametrize("gz", [True, False])
 def test_sample_warc_histories(tmp_path: Path, gz: bool) -> None:

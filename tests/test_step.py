@@ -1,18 +1,19 @@
 """The one scoring step: batch, stream and compare agree; causal state; profiles; baselines.
 
-Real engine, real SQLite store; documents made here (tests/textgen.py).
+Real engine, real SQLite store; documents made here (tests/fixtures/textgen.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import random
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from tests import textgen
+from tests.fixtures import textgen
+from tests.fixtures.captures import BASE, T0, URL, cap
 from watcher.compare import compare_files
 from watcher.config import BaselineConfig, EngineConfig
 from watcher.engine import Engine
@@ -21,15 +22,6 @@ from watcher.profiles.subject import title_subject
 from watcher.step import HistoryState, state_form
 from watcher.store import SQLiteStore
 from watcher.watch import Watcher
-
-T0 = datetime(2012, 3, 1, tzinfo=UTC)
-BASE = textgen.document(["river", "law", "music", "garden"], words=250)
-URL = "http://www.riverside-rights.org/"
-
-
-def cap(i: int, content: bytes | None, url: str = URL, status: int | None = 200, **kw: object) -> Capture:
-    return Capture(url=url, timestamp=T0 + timedelta(days=30 * i), content=content, content_type="text/html",
-                   status=status, **kw)  # type: ignore[arg-type]
 
 
 def test_compare_scan_and_stream_agree_on_a_pair(tmp_path: Path) -> None:
@@ -356,7 +348,7 @@ def test_a_capture_without_a_title_is_no_evidence_of_a_lost_identity() -> None:
 
 def test_the_scholarly_record_is_read_only_for_the_doi_profile() -> None:
     """A fifth of a fingerprint's cost, and only the doi profile compares it."""
-    from tests import doi_pages as dp
+    from tests.fixtures import doi_pages as dp
 
     page = dp.highwire(dp.article(3), 0).encode()
     eng = Engine(EngineConfig())

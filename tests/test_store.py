@@ -11,14 +11,15 @@ import struct
 import threading
 import time
 import zlib
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from tests.fixtures.storecases import T0, make_fp, make_verdict
 from watcher.config import StoreConfig
 from watcher.errors import ConfigError, StoreError
-from watcher.model import Fingerprint, MeasureResult, TopicStatus, Verdict, verdict_id
+from watcher.model import Fingerprint, MeasureResult, Verdict
 from watcher.step import HistoryState, Reference, state_form
 from watcher.store import (
     BaselineStore,
@@ -34,75 +35,6 @@ from watcher.store import (
 )
 from watcher.store.codec import MAX_STORED_TERMS, encode_state
 from watcher.store.sqlite import SCHEMA_VERSION
-
-T0 = datetime(2008, 4, 30, 20, 48, 25, tzinfo=UTC)
-
-
-def make_fp(**over: object) -> Fingerprint:
-    tokens = tuple(["the", "quick", "brown", "fox", "jumps", "over", "the", "lazy", "dog", "again", "and", "again"])
-    fp = Fingerprint(
-        kind="html",
-        digest="sha1:ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",
-        byte_count=5321,
-        word_count=len(tokens),
-        language="en",
-        title="Human rights — a title with ünïcode",
-        headings=("Heading one", "Heading two"),
-        term_freqs={t: tokens.count(t) for t in set(tokens)},
-        shingle_count=9,
-        minhash=bytes(range(256)) * 2,
-        simhash_raw=(1 << 64) - 12345,
-        simhash_tf=987654321,
-        dois=frozenset({"10.1000/xyz123", "10.1234/abc"}),
-        citation={"citation_title": ("A title",), "citation_author": ("Doe, J.", "Roe, R.")},
-        page_kind="article",
-        page_kind_evidence="og:type",
-        shingles=frozenset({0, 1, (1 << 64) - 1, 1 << 63, 42}),
-        tokens=tokens,
-        text=" ".join(tokens),
-        stemmed=False,
-        boilerplate_removed=True,
-        error=None,
-    )
-    # fields the model gained after the codec was written must round-trip too
-    extra = {"host": "example.org", "redirect": "http://example.org/new"}
-    names = {f.name for f in dataclasses.fields(Fingerprint)}
-    fp = dataclasses.replace(fp, **{k: v for k, v in extra.items() if k in names})  # type: ignore[arg-type]
-    return dataclasses.replace(fp, **over)  # type: ignore[arg-type]
-
-
-def make_verdict(
-    history: str = "org,example)/",
-    at: datetime = T0,
-    status: TopicStatus = "on-topic",
-    digest: str | None = "sha1:AAAA",
-) -> Verdict:
-    return Verdict(
-        verdict_id=verdict_id(history, at, digest),
-        history=history,
-        url="http://example.org/",
-        capture_time=at,
-        uri_m=f"https://wayback.archive-it.org/1068/{at:%Y%m%d%H%M%S}/http://example.org/",
-        digest=digest,
-        baseline_time=T0,
-        baseline_uri_m=None,
-        measures={
-            "cosine": MeasureResult("cosine", 0.05 if status == "off-topic" else 0.8, status, 0.12),
-            "wordcount": MeasureResult("wordcount", None, "n/a", None),
-        },
-        status=status,
-        change="off-topic" if status == "off-topic" else "unchanged",
-        reason="cosine below threshold" if status == "off-topic" else "",
-        page_kind="article",
-        language="en",
-        byte_count=100,
-        word_count=20,
-        title="t",
-        seed="http://example.org/",
-        job="job1",
-        label=1,
-    )
-
 
 # -- codec ------------------------------------------------------------------
 

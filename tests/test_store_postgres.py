@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_store import T0, make_fp, make_verdict
+from tests.fixtures.storecases import T0, make_fp, make_verdict
 from watcher.config import StoreConfig
 from watcher.errors import ConfigError, StoreError
 from watcher.model import TopicStatus

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tests import textgen
+from tests.fixtures import textgen
 from tests.fixtures.kafka import KafkaNames
 from tests.fixtures.streamcheck import stream_equals_batch
-from tests.test_text_profile import EXPECTED, LONG, _one_word, _reworded, _with_paragraph, text_pairs
+from tests.fixtures.textcases import EXPECTED, LONG, _one_word, _reworded, _with_paragraph, text_pairs
 from watcher.broker import EmbeddedBroker
 from watcher.config import Config
 from watcher.scan import score_histories

@@ -24,8 +24,8 @@ from aiohttp import web
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from tests.fixtures.payloads import gzip_bomb, page
 from tests.fixtures.webserver import serve
-from tests.test_content_coding import gzip_bomb, page
 from watcher.acquire import Acquirer
 from watcher.cli import EXIT_UNREADABLE, main
 from watcher.config import AcquireConfig, Config, LiveFetchConfig

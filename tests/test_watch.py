@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from tests import textgen
+from tests.fixtures import textgen
 from watcher.config import BaselineConfig, EngineConfig, StoreConfig
 from watcher.engine import Engine
 from watcher.model import Capture, payload_digest

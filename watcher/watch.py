@@ -141,9 +141,7 @@ class Watcher:
             verdict, new_state = self.engine.score_next(history, prior, capture, fp, seed, prof)
             corrections: tuple[Verdict, ...] = ()
             was: dict[str, str] = {}
-            # (a history's first capture has nothing after it to re-score: no store reads for it)
-            if state.latest is not None and (_moved_back(prior, new_state)
-                                             or (late and _remembers(new_state) != _remembers(prior))):
+            if _moved_back(prior, new_state) or (late and _remembers(new_state) != _remembers(prior)):
                 corrections, new_state, was = self._rescore_after(history, capture, verdict, new_state, seed, prof,
                                                                   kept)
             elif late:  # what later captures were scored against is unchanged; the references may move on

@@ -11,16 +11,16 @@ one headline under two titles that each name an article is the template's, and t
 A title that is the site's name and a tagline on every page (``--tagline-titles``: 0.24) is the
 template's too where it is kept over another text and the pages' own headings or addresses can
 tell (then 0.86); without them it keeps the page, as a live blog's kept title over rolled entries
-(tests/test_subjects.py).  Real engine, real SQLite store, batch equal to the stream.
+(tests/profiles/test_collection_subjects.py).  Real engine, real SQLite store, batch equal to the stream.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests import textgen
-from tests.test_step import cap
-from tests.test_subjects import _batch_as_stream
+from tests.fixtures import textgen
+from tests.fixtures.captures import cap
+from tests.fixtures.streams import batch_as_stream
 from watcher.model import Verdict
 
 DEEP = "http://english.ahram.org.eg/News/12345.aspx"
@@ -36,7 +36,7 @@ def _article(topics: list[str], seed: int, h1: str = LOGO, title: str = NAME, og
 
 
 def _pair(a: bytes, b: bytes, tmp_path: Path) -> Verdict:
-    return _batch_as_stream([cap(0, a, url=DEEP), cap(1, b, url=DEEP)], tmp_path)[1]
+    return batch_as_stream([cap(0, a, url=DEEP), cap(1, b, url=DEEP)], tmp_path)[1]
 
 
 def test_a_logo_heading_kept_over_another_text_is_no_evidence(tmp_path: Path) -> None:

@@ -3,35 +3,24 @@
 A deep-page seed stands for its article (profiles.seeds.seed_kind): another article
 of the same site under its address is off topic although the title keeps the
 site's name.  Real engine, real SQLite store; documents made here
-(tests/textgen.py).  The same rules on real pages: tests/test_deep_pages.py.
+(tests/fixtures/textgen.py).  The same rules on real pages: tests/profiles/test_collection_deep_pages.py.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests import textgen
-from tests.test_step import URL, cap
+from tests.fixtures import textgen
+from tests.fixtures.captures import URL, cap
+from tests.fixtures.streams import batch_as_stream
 from watcher.config import EngineConfig
 from watcher.engine import Engine
-from watcher.model import Capture, Verdict
+from watcher.model import Verdict
 from watcher.profiles.seeds import seed_kind
 from watcher.profiles.subject import title_subject
 from watcher.step import HistoryState
 from watcher.store import SQLiteStore
 from watcher.watch import Watcher
-
-
-def _batch_as_stream(caps: list[Capture], tmp_path: Path) -> list[Verdict]:
-    """Batch verdicts on ``caps``, after asserting that the stream (the Watcher over the real SQLite
-    store, whose baselines must keep what the subject rules read) says the same, in order."""
-    batch = Engine(EngineConfig()).scan_history("k", caps).verdicts
-    with SQLiteStore(tmp_path / "s.db") as store:
-        watcher = Watcher(Engine(EngineConfig()), store)
-        stream = [watcher.process(c) for c in caps]
-    assert [(v.status, v.reason) for v in stream] == [(v.status, v.reason) for v in batch]
-    return list(batch)
-
 
 # A deep page (an article's address) and menus that outweigh its article: the text test alone cannot
 # see the article replaced under them.
@@ -40,8 +29,8 @@ MENU = [textgen.paragraph(t, 250, 50 + i) for i, t in enumerate(["space", "cooki
 
 
 def _deep_stream(pages: list[bytes], tmp_path: Path) -> list[Verdict]:
-    """:func:`_batch_as_stream` on ``pages`` captured one after another at :data:`DEEP`."""
-    return _batch_as_stream([cap(i, p, url=DEEP) for i, p in enumerate(pages)], tmp_path)
+    """:func:`batch_as_stream` on ``pages`` captured one after another at :data:`DEEP`."""
+    return batch_as_stream([cap(i, p, url=DEEP) for i, p in enumerate(pages)], tmp_path)
 
 
 def _third_replaced(pages: list[bytes], tmp_path: Path, named_by: str) -> None:
@@ -69,7 +58,7 @@ def test_seed_kinds_and_title_subjects() -> None:
                  "http://example.org/about-us", "http://example.org/index.php?lang=en",
                  "http://www.amnesty.nl/?PHPSESSID=cdad403a170c2c68d3476c491279bcf9"):
         assert seed_kind(site) == "site", site
-    # sections deeper down, by an address of plain words (tests/test_section_seeds.py)
+    # sections deeper down, by an address of plain words (tests/profiles/test_collection_sections.py)
     for section in ("http://www.guardian.co.uk/world/egypt", "http://www.bbc.co.uk/news/world/middle_east/",
                     "http://www.hrw.org/en/middle-eastn-africa/egypt", "http://example.org/world/egypt/index.html"):
         assert seed_kind(section) == "site", section
@@ -270,7 +259,7 @@ def test_a_deep_page_without_title_or_headline_of_its_own_is_judged_by_its_headi
     t2 = page("music", 2, "Crowds gather again at dawn", title=live, menus=False)
     assert eng.scan_history("k", [cap(0, t1, url=DEEP), cap(1, t2, url=DEEP)]).verdicts[1].status == "on-topic"
     # but one title kept over a wholly other text is no evidence (the site's name and a tagline on
-    # every page are kept so: tests/test_template_subjects.py): the headings speak
+    # every page are kept so: tests/profiles/test_collection_templates.py): the headings speak
     t3 = page("garden", 2, "Crowds gather again at dawn", title=live, menus=False)
     v3 = eng.scan_history("k", [cap(0, t1, url=DEEP), cap(1, t3, url=DEEP)]).verdicts[1]
     assert v3.status == "off-topic" and "heading words kept" in v3.reason, v3.reason
@@ -360,7 +349,7 @@ def test_a_title_template_does_not_hide_another_text(tmp_path: Path) -> None:
 
     def verdicts(*pages: bytes) -> list[Verdict]:
         (tmp_path / "s.db").unlink(missing_ok=True)
-        return _batch_as_stream([cap(i, p, url=jazeera) for i, p in enumerate(pages)], tmp_path)
+        return batch_as_stream([cap(i, p, url=jazeera) for i, p in enumerate(pages)], tmp_path)
 
     egypt = page(["law", "river"], 1, f"Egypt Live Blog | {site}")
     r = verdicts(egypt, page(["music", "garden"], 9, f"Syria Live Blog | {site}"))
@@ -433,7 +422,7 @@ def test_a_kept_headline_under_changed_labels_is_no_evidence_of_another_subject(
     live = "http://www.aljazeera.com/news/middleeast/2011/08/mubarak-trial-live.html"
     (tmp_path / "live").mkdir()
     updates = [textgen.paragraph(t, 120, 10 + i) for i, t in enumerate(["law", "river", "music", "space"])]
-    rolled = _batch_as_stream([cap(0, textgen.html(updates[:3], "Mubarak trial | Middle East | Al Jazeera"), url=live),
+    rolled = batch_as_stream([cap(0, textgen.html(updates[:3], "Mubarak trial | Middle East | Al Jazeera"), url=live),
                                cap(1, textgen.html(updates[1:], "Mubarak trial | Al Jazeera"), url=live)],
                               tmp_path / "live")
     assert rolled[1].measures["cosine"].score is not None and rolled[1].measures["cosine"].score < 0.9
@@ -443,7 +432,7 @@ def test_a_kept_headline_under_changed_labels_is_no_evidence_of_another_subject(
     before = textgen.html([*MENU[:2], article], "Egypt protests turn violent | Middle East | News")
     after = textgen.html([*MENU[2:], article, "Related: more stories from Africa."],
                          "Egypt protests turn violent | Africa | News")
-    r = _batch_as_stream([cap(0, before, url=deep), cap(1, after, url=deep)], tmp_path)
+    r = batch_as_stream([cap(0, before, url=deep), cap(1, after, url=deep)], tmp_path)
     assert r[1].measures["cosine"].score is not None and r[1].measures["cosine"].score < 0.9  # the text changed
     assert r[1].status == "on-topic" and "replaced" not in r[1].checks, r[1].reason
 
@@ -549,7 +538,7 @@ def test_under_a_kept_name_new_topic_words_are_the_news_not_another_page(tmp_pat
     day, year = ([nav, *(" ".join(textgen.TOPICS[t].split() * 4) + "." for t in topics)]
                  for topics in (("law", "river"), ("music", "space")))
     (tmp_path / "home").mkdir()
-    r = _batch_as_stream([cap(0, textgen.html(day, "Al-Ahram"), url=home),
+    r = batch_as_stream([cap(0, textgen.html(day, "Al-Ahram"), url=home),
                           cap(1, textgen.html(year, "Al-Ahram"), url=home)], tmp_path / "home")
     assert r[1].measures["tfintersection"].score == 0.0  # not one top word kept
     assert (r[1].status, r[1].change) == ("on-topic", "drifted"), r[1].reason
@@ -568,7 +557,7 @@ def test_under_a_kept_name_new_topic_words_are_the_news_not_another_page(tmp_pat
     # a year of a live blog's updates: none of its top words, yet its beat's words are still there
     # (over a text that shares almost nothing, cosine < 0.10, another article took the address)
     beat = textgen.TOPICS["law"] + "."
-    blog = _batch_as_stream([cap(0, textgen.html(day[1:], title), url=live),
+    blog = batch_as_stream([cap(0, textgen.html(day[1:], title), url=live),
                              cap(1, textgen.html([*year[1:], beat], title), url=live)], tmp_path / "live")
     assert blog[1].measures["tfintersection"].score == 0.0
     assert (blog[1].status, blog[1].change) == ("on-topic", "drifted"), blog[1].reason
@@ -595,6 +584,6 @@ def test_a_title_cut_to_a_few_of_the_headlines_words_is_no_evidence(tmp_path: Pa
     section = textgen.html([textgen.paragraph(t, 60, 3) for t in ("music", "space", "garden", "cooking")],
                            "Egypt | Al Jazeera")
     shortened = textgen.html([textgen.paragraph("law", 300, 1)], "Egypt army | Al Jazeera")
-    r = _batch_as_stream([cap(0, article, url=url), cap(1, section, url=url), cap(2, shortened, url=url)], tmp_path)
+    r = batch_as_stream([cap(0, article, url=url), cap(1, section, url=url), cap(2, shortened, url=url)], tmp_path)
     assert r[1].status == "off-topic" and "replaced" in r[1].checks, r[1].reason
     assert r[2].status == "on-topic", r[2].reason  # the same text under a shortened headline

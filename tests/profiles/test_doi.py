@@ -1,5 +1,5 @@
 """The scholarly record and the doi profile, on generated landing pages of
-several publisher layouts (tests/doi_pages.py), compared as fresh captures and
+several publisher layouts (tests/fixtures/doi_pages.py), compared as fresh captures and
 against baselines that went through the store's codec."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tests import doi_pages as dp
+from tests.fixtures import doi_pages as dp
 from watcher.config import DoiConfig, EngineConfig
 from watcher.doi.profile import decide_doi, title_similarity
 from watcher.extract.record import extract_record

@@ -4,16 +4,16 @@ A deep page whose titles name no subject (a site that titles every page with its
 headline or heading of the article's own) was judged by its text alone: a live blog or a section
 page that renewed its stories read "page replaced", and another article of the site that shares the
 site's words read as the same page.  The page's declared address says which page it is, before its
-first heading and its text.  Real engine, real SQLite store; documents made here (tests/textgen.py).
+first heading and its text.  Real engine, real SQLite store; documents made here (tests/fixtures/textgen.py).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests import textgen
-from tests.test_step import cap
-from tests.test_subjects import _batch_as_stream
+from tests.fixtures import textgen
+from tests.fixtures.captures import cap
+from tests.fixtures.streams import batch_as_stream
 from watcher.config import EngineConfig
 from watcher.engine import Engine
 from watcher.fingerprint import ADDRESS_MAX_CHARS, declared_address
@@ -38,7 +38,7 @@ def _page(topics: list[str], seed: int, declared: str | None, how: str = "canoni
 
 def _pair(a: bytes, b: bytes, tmp_path: Path, profile: str = "collection") -> Verdict:
     if profile == "collection":
-        return _batch_as_stream([cap(0, a, url=DEEP), cap(1, b, url=DEEP)], tmp_path)[1]
+        return batch_as_stream([cap(0, a, url=DEEP), cap(1, b, url=DEEP)], tmp_path)[1]
     eng = Engine(EngineConfig(profile=profile))
     return eng.scan_history("k", [cap(0, a, url=DEEP), cap(1, b, url=DEEP)]).verdicts[1]
 

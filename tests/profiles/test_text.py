@@ -2,7 +2,7 @@
 behind them (a paragraph gone or put in, a word reworded, typos, another text), in batch, compare
 and the stream over the real store.
 
-Real engine, real SQLite store; documents made here (tests/textgen.py).
+Real engine, real SQLite store; documents made here (tests/fixtures/textgen.py).
 """
 
 from __future__ import annotations
@@ -12,43 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from tests import textgen
-from tests.test_step import BASE, URL, cap
+from tests.fixtures import textgen
+from tests.fixtures.captures import BASE, URL, cap
+from tests.fixtures.textcases import EXPECTED, LONG, _reworded, _with_paragraph, text_pairs
 from watcher.compare import compare_files
 from watcher.config import EngineConfig, ExtractConfig, TokenConfig
 from watcher.engine import Engine
 from watcher.store import SQLiteStore
 from watcher.watch import Watcher
-
-
-def text_pairs() -> dict[str, tuple[bytes, bytes]]:
-    """The six cases of the published content-drift suite, made here."""
-    words = " ".join(BASE).split()
-    rng = random.Random(7)
-    base = textgen.html(BASE, "A report")
-    typo = list(words)
-    for i in rng.sample(range(len(typo)), 3):  # three typos in 1,000 words
-        w = typo[i]
-        typo[i] = w[:1] + w[2:3] + w[1:2] + w[3:] if len(w) > 3 else w + "s"
-    synonyms = list(words)
-    for i in range(7, len(synonyms), 17):  # one word in seventeen replaced by another
-        synonyms[i] = "alternative"
-    para = [*BASE[:3], textgen.paragraph("space", 250, 9)]
-    grown = ["Comments and related links."] + BASE + [textgen.paragraph(t, 250, 40 + i)
-                                                      for i, t in enumerate(["cooking", "space", "cooking"])]
-    long = textgen.document(["space", "cooking"] * 16, words=250, seed=77)  # ~8,000 unrelated words
-    return {
-        "identical": (base, base),
-        "typo": (base, textgen.html([" ".join(typo)], "A report")),
-        "containment": (base, textgen.html(grown, "A report")),
-        "paragraph": (base, textgen.html(para, "A report")),
-        "synonym": (base, textgen.html([" ".join(synonyms)], "A report")),
-        "long": (base, textgen.html(long, "A report")),
-    }
-
-
-EXPECTED = {"identical": {"unchanged"}, "typo": {"unchanged", "minor"}, "containment": {"unchanged", "minor"},
-            "paragraph": {"drifted"}, "synonym": {"drifted"}, "long": {"off-topic"}}
 
 
 @pytest.mark.parametrize("case", list(EXPECTED))
@@ -88,22 +59,6 @@ def test_the_six_drift_cases_inside_a_page_whose_lists_change(case: str, tmp_pat
     assert out["change"] in EXPECTED[case], (case, out["reason"])
 
 
-def _reworded(every: int, how: str) -> bytes:
-    """BASE with one word in ``every`` mistyped (two letters swapped) or replaced by another word."""
-    words = " ".join(BASE).split()
-    for i in range(5, len(words), every):
-        w = words[i]
-        words[i] = (w[:1] + w[2:3] + w[1:2] + w[3:] if len(w) > 3 else w) if how == "typo" else "alternative"
-    return textgen.html([" ".join(words)], "A report")
-
-
-def _one_word(at: int) -> bytes:
-    """BASE with its word ``at`` replaced by another word (a synonym's shape)."""
-    words = " ".join(BASE).split()
-    words[at] = "unexpectedly"
-    return textgen.html([" ".join(words)], "A report")
-
-
 @pytest.mark.parametrize("every", [50, 25, 12])
 def test_text_profile_tells_typos_from_rewording_in_batch_compare_and_stream(every: int, tmp_path: Path) -> None:
     """Shingles count a mistyped word like a replaced one: at one word in 25, both lose a fifth of
@@ -129,9 +84,6 @@ def test_text_profile_tells_typos_from_rewording_in_batch_compare_and_stream(eve
         assert batch.measures["containment"].score is not None and batch.measures["containment"].score < 0.9
 
 
-LONG = textgen.document(["river", "law", "music", "garden"] * 3, words=100)  # 12 paragraphs, 1,200 words
-
-
 @pytest.mark.parametrize("at", [0, 5, 11])
 def test_one_paragraph_replaced_in_a_long_text_drifts(at: int, tmp_path: Path) -> None:
     """A replaced paragraph is drift whatever the page's length: one of twelve keeps containment
@@ -150,11 +102,6 @@ def test_one_paragraph_replaced_in_a_long_text_drifts(at: int, tmp_path: Path) -
     assert stream.reason == batch.reason
     assert "words of the baseline in a row are gone" in batch.reason
     assert batch.measures["containment"].score is not None and batch.measures["containment"].score >= 0.9
-
-
-def _with_paragraph(at: int) -> bytes:
-    """LONG with a 60-word paragraph of another topic put before its paragraph ``at``."""
-    return textgen.html([*LONG[:at], textgen.paragraph("space", 60, 8), *LONG[at:]], "A report")
 
 
 @pytest.mark.parametrize(("at", "want"), [(0, "drifted"), (6, "drifted"), (11, "drifted"), (12, "minor")])
