@@ -3,7 +3,7 @@
 Why: at 10^9 URLs every byte of per-URL state is a gigabyte.  The state a
 history needs for scoring is its baseline in compact form (watcher.step.state_form):
 top content terms, a MinHash, a bottom-k shingle sample, counts, title; and what it
-remembers of its verdicts (off topic or not, up to two names of a renamed site).
+remembers of its verdicts (the collection profile: up to two names of a renamed site).
 The state counted per URL is the largest the history holds at any capture.  This
 script folds the scoring step over every history of the shared gold collection
 (or over pages it makes itself when ../shared is absent) and prints the sizes

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Throughput of the baseline store's hot path, per backend.
 
-Why: the streaming consumer does, per capture, one ``get_baseline``, one
-``document_frequencies`` lookup and one ``put_verdict`` (with the capture's
-distinct terms).  This measures those calls on a real SQLite file (WAL,
-synchronous=NORMAL) and on the memory backend, with realistic sizes: ~250
-distinct terms per capture (the gold-standard median) drawn from a Zipf-like
-vocabulary, 1,000 histories.
+Why: the streaming consumer does, per scored event, one ``get_verdict`` (is it
+re-delivered?), one ``get_state`` (the history's baseline and memory, read once:
+``Watcher.begin``) and one ``put_verdict`` (the verdict and the capture's
+fingerprint in one transaction; the state only when it changed, which most
+captures leave alone; tests/test_round_trips.py counts them).  This measures
+those calls on a real SQLite file (WAL, synchronous=NORMAL) and on the memory
+backend, with realistic sizes: ~250 distinct terms per fingerprint (the
+gold-standard median) drawn from a Zipf-like vocabulary, 1,000 histories.
 
 usage: .venv/bin/python bench/store_bench.py [--captures 20000] [--histories 1000] [--terms 250]
 """
@@ -60,25 +62,26 @@ def run(backend: str, path: Path, captures: int, histories: int, n_terms: int) -
     for i, h in enumerate(hist):
         store.set_baseline(StoredBaseline(h, T0, None, fingerprint(samples[i % 64])))
     t_base = time.perf_counter() - t0
-    t_get = t_df = t_put = 0.0
+    t_get = t_state = t_put = 0.0
     for i in range(captures):
         h = hist[i % histories]
-        terms = samples[(i * 7) % 64]
+        fp = fingerprint(samples[(i * 7) % 64])
+        v = verdict(h, T0 + timedelta(minutes=i + 1))
         a = time.perf_counter()
-        store.get_baseline(h)
+        store.get_verdict(v.verdict_id)
         b = time.perf_counter()
-        store.document_frequencies(h, terms)
+        store.get_state(h)
         c = time.perf_counter()
-        store.put_verdict(verdict(h, T0 + timedelta(minutes=i)), terms)
+        store.put_verdict(v, None, fp)
         d = time.perf_counter()
-        t_get, t_df, t_put = t_get + b - a, t_df + c - b, t_put + d - c
-    total = t_get + t_df + t_put
+        t_get, t_state, t_put = t_get + b - a, t_state + c - b, t_put + d - c
+    total = t_get + t_state + t_put
     store.close()
     size = f"{path.stat().st_size / 1e6:.1f} MB" if backend == "sqlite" else "-"
     print(
         f"{backend:<7} set_baseline {histories / t_base:8.0f}/s | per capture:"
-        f" get_baseline {t_get / captures * 1e3:.3f} ms,"
-        f" document_frequencies {t_df / captures * 1e3:.3f} ms,"
+        f" get_verdict {t_get / captures * 1e3:.3f} ms,"
+        f" get_state {t_state / captures * 1e3:.3f} ms,"
         f" put_verdict {t_put / captures * 1e3:.3f} ms"
         f" | {captures / total:7.0f} captures/s | file {size}"
     )
