@@ -156,10 +156,20 @@ def test_seed_recognised_without_event_from_verdict_seed(store: BaselineStore) -
     assert "Heritrix" in r.what_to_do and "brozzler-stop-crawl" in r.what_to_do
 
 
-def test_empty_and_error_captures_break_a_run(store: BaselineStore) -> None:
+def test_an_error_capture_breaks_a_run(store: BaselineStore) -> None:
     rec = Recommender(RecommendConfig(consecutive_off_topic=3), store)
-    got = feed(rec, store, ["baseline", "off-topic", "empty", "off-topic", "off-topic", "error", "off-topic"])
-    assert got == [None] * 7
+    got = feed(rec, store, ["baseline", "off-topic", "off-topic", "error", "off-topic", "off-topic"])
+    assert got == [None] * 6
+
+
+def test_a_capture_with_no_content_inside_a_run_neither_counts_nor_breaks_it(store: BaselineStore) -> None:
+    """An empty capture says nothing about topic (status ``empty``): the run goes on through it, and a
+    stop needs three captures judged off topic."""
+    rec = Recommender(RecommendConfig(consecutive_off_topic=3), store)
+    got = feed(rec, store, ["baseline", "off-topic", "empty", "off-topic", "off-topic"])
+    assert [i for i, r in enumerate(got) if r is not None] == [4]  # not at 3: the empty one is no observation
+    r = got[4]
+    assert r is not None and r.captures == tuple(make_verdict(i, "off-topic").verdict_id for i in (1, 3, 4))
 
 
 def test_long_run_then_recovery_scans_beyond_the_first_window(store: BaselineStore) -> None:

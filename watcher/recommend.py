@@ -322,6 +322,10 @@ class Recommender:
             run: list[Verdict] = []
             broken = False
             for v in recent:
+                if v.status == "empty":
+                    # No content says nothing about topic: it neither counts toward the run nor breaks
+                    # it; the run counts captures judged off topic.
+                    continue
                 if v.status not in self.cfg.off_topic_statuses:
                     broken = True
                     break
