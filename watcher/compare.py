@@ -17,6 +17,7 @@ from .config import EngineConfig
 from .engine import Engine
 from .errors import InputError
 from .model import Capture
+from .profiles.seeds import Seed
 from .step import HistoryState
 from .verdict import fmt
 
@@ -77,19 +78,19 @@ def compare_files(a: str, b: str, cfg: EngineConfig, profile: str | None = None,
     engine = Engine(cfg.model_copy(update={"report_measures": tuple(n for n in every if n not in cfg.measures)}))
     base_cap = _capture(a, datetime(2000, 1, 1, tzinfo=UTC), url)
     cur_cap = _capture(b, datetime(2000, 1, 2, tzinfo=UTC), url)
-    prof = profile or cfg.profile
-    base, cur = engine.fingerprint(base_cap, prof, base_cap.url), engine.fingerprint(cur_cap, prof, base_cap.url)
-    first, state = engine.score_next("compare", HistoryState(), base_cap, base, base_cap.url, prof)
+    prof, seed = engine.profile(profile), Seed.of(base_cap.url)  # resolved once, passed down
+    base, cur = engine.fingerprint(base_cap, prof, seed), engine.fingerprint(cur_cap, prof, seed)
+    first, state = engine.score_next("compare", HistoryState(), base_cap, base, seed, prof)
     if first.change != "baseline":
         raise InputError(f"{a} cannot be a baseline: {first.reason}", reason="bad_baseline")
-    v, _ = engine.score_next("compare", state, cur_cap, cur, base_cap.url, prof)
+    v, _ = engine.score_next("compare", state, cur_cap, cur, seed, prof)
     measures = {
         name: {"score": r.score, "status": r.status, "threshold": r.threshold,
                "votes": name in engine.config.measures}
         for name, r in v.measures.items()
     }
     return {"measures": measures, "overall": v.status, "change": v.change, "reason": v.reason,
-            "profile": prof, "checks": list(v.checks), "page_kind": cur.page_kind,
+            "profile": prof.name, "checks": list(v.checks), "page_kind": cur.page_kind,
             "languages": [base.language, cur.language], "words": [base.word_count, cur.word_count],
             "read": "main content" if cur.boilerplate_removed else "whole page"}
 
