@@ -98,8 +98,10 @@ def driftline_block(v: Verdict) -> dict[str, Any]:
 def capture_entry(v: Verdict, cfg: Config, locator: str | None = None) -> dict[str, Any]:
     """The JSON value stored under one URI-M (``locator``: where the capture's payload can be read
     again, written as ``driftline.source.locator`` for ``driftline review``)."""
-    # as Engine.fingerprint read it: by the profile and the kind of page the history stands for
-    removed = cfg.engine.extract.main_content_for(profiles.get(v.profile).main_content(Seed.of(v.url)))
+    # as Engine.fingerprint read it: by the profile and the kind of page the history stands for (a
+    # stored verdict of a profile no longer registered: read as the default profile reads)
+    prof = profiles.get(v.profile if v.profile in profiles.names() else None)
+    removed = cfg.engine.extract.main_content_for(prof.main_content(Seed.of(v.url)))
     entry: dict[str, Any] = {
         MEASURES_KEY: {name: measure_block(m, cfg, removed) for name, m in v.measures.items()},
         "overall topic status": v.status,
