@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -131,7 +132,7 @@ def main() -> int:
         result = json.loads(result_path.read_text(encoding="utf-8"))
         data = seeds(result, gold / "labels.tsv", args.min_captures)
     report: dict[str, Any] = {"seeds": len(data)}
-    truths = {
+    truths: dict[str, Callable[[float, bool, float], bool]] = {
         "gold yield < 0.5": lambda g, anyoff, on: g < 0.5,
         "gold on-topic share < 0.5 (emptiness ignored)": lambda g, anyoff, on: on < 0.5,
         "any off-topic capture": lambda g, anyoff, on: anyoff,

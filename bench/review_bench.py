@@ -31,13 +31,14 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from watcher.config import load_config  # noqa: E402
-from watcher.model import MeasureResult, Verdict, verdict_id  # noqa: E402
+from watcher.model import ChangeClass, MeasureResult, TopicStatus, Verdict, verdict_id  # noqa: E402
 from watcher.store.codec import encode_verdict  # noqa: E402
 from watcher.store.labels import Query, review_data  # noqa: E402
 from watcher.store.sqlite import SQLiteStore, time_key  # noqa: E402
 
 T0 = datetime(2010, 1, 1, tzinfo=UTC)
-MIX = [("minor", "on-topic", 0.60), ("unchanged", "on-topic", 0.20), ("baseline", "on-topic", 0.05),
+MIX: list[tuple[ChangeClass, TopicStatus, float]] = [
+       ("minor", "on-topic", 0.60), ("unchanged", "on-topic", 0.20), ("baseline", "on-topic", 0.05),
        ("off-topic", "off-topic", 0.04), ("drifted", "on-topic", 0.04), ("empty", "empty", 0.05),
        ("error", "error", 0.02)]
 
@@ -61,7 +62,7 @@ def build(path: Path, n: int, seed: int = 7) -> float:
                         f"{t:%Y%m%d%H%M%S}/{url}", digest=f"sha1:{h}-{i}", baseline_time=T0, baseline_uri_m=None,
                         measures={"tfintersection": MeasureResult("tfintersection", rng.random(), "on-topic", 1.0)},
                         status=status, change=change, reason="synthetic", language=rng.choice(["en", "fr", "es"]),
-                        title=f"Site {h}", drift_score=round(rng.random(), 4), seed=url)  # type: ignore[arg-type]
+                        title=f"Site {h}", drift_score=round(rng.random(), 4), seed=url)
             rows.append((vid, url, time_key(t), status, change, encode_verdict(v)))
     c = store._conn
     c.execute("BEGIN")

@@ -18,6 +18,7 @@ import json
 import random
 import statistics
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -25,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from watcher.config import load_config
 from watcher.evalmetrics import roc_auc
 from watcher.output.readback import read_result
-from watcher.seeds.report import group, report
+from watcher.seeds.report import SeedReport, group, report
 
-SCORES = {
+SCORES: dict[str, Callable[[SeedReport], float | None]] = {
     "low yield": lambda r: None if r.yield_ is None else -r.yield_,
     "badness": lambda r: r.badness,
     "boilerplate share": lambda r: r.boilerplate_share,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.feedlines import LOG_LINES
 from tests.fixtures.kafka import page_html, write_warc
 from watcher.config import Config
 from watcher.errors import InputError
@@ -24,19 +25,6 @@ from watcher.feed import FeedBuilder, LogFollower, crawl_log_line, message_from_
 HERITRIX_KEYS = {"timestamp", "content_length", "size", "status_code", "url", "hop_path", "via", "mimetype", "thread",
                  "start_time_plus_duration", "content_digest", "seed", "host", "annotations", "warc_filename",
                  "warc_offset", "extra_info"}
-
-LOG_LINES = [
-    '2024-05-01T10:00:01.000Z     1         60 dns:example.org P http://example.org/ text/dns #001 '
-    '20240501100000900+30 sha1:FKVNHP52F5J3X75WPYVEX5HNYXEENSVA http://example.org/ - '
-    '{"warcFilename":"JOB-20240501-00000.warc.gz","warcFileOffset":530,"warcFileRecordLength":252}',
-    '2024-05-01T10:00:02.500Z   200       7340 http://example.org/about/ L http://example.org/ text/html #002 '
-    '20240501100002390+60 sha1:6SAJZ6V2GJV3PVPKI5C54NSWG76TQZKP http://example.org/ ip:10.0.0.1 '
-    '{"contentSize":7575,"warcFilename":"JOB-20240501-00000.warc.gz","warcFileOffset":2102,'
-    '"warcFileRecordLength":3396}',
-    '2024-05-01T10:00:03.000Z   200       7340 http://example.org/ - - text/html #003 20240501100002800+90 '
-    'sha1:6SAJZ6V2GJV3PVPKI5C54NSWG76TQZKP http://example.org/ duplicate:digest '
-    '{"warcFilename":"JOB-20240501-00000.warc.gz","warcFileOffset":6000}',
-]
 
 
 def _cfg(*dirs: Path) -> Config:

@@ -19,8 +19,8 @@ import pytest
 from consumers.client import produce, read_topic
 from consumers.feedcmd import default_topic, feed
 from consumers.tailcmd import tail
+from tests.fixtures.feedlines import LOG_LINES
 from tests.fixtures.kafka import KafkaNames, WarcRef, page_html, stream_config, write_warc
-from tests.test_feed import LOG_LINES
 from watcher.broker import BrokerError, EmbeddedBroker, ensure_topics
 from watcher.config import Config
 from watcher.events import parse_event

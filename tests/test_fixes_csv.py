@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from tests.test_output import CFG, results
+from tests.fixtures.outputcases import CFG, results
 from watcher.output import CSV_FIELDS, write_csv
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import textgen
+from tests.fixtures import textgen
 from watcher.cli import main
 
 URL = "http://www.riverside-rights.org/"

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from tests.conftest import free_port, http_status
-from tests.test_run_startup import _run_env
+from tests.fixtures.runenv import run_env
 
 
 def _started(proc: subprocess.Popen[bytes], url: str, log: Path, timeout_s: float) -> None:
@@ -25,7 +25,7 @@ def _started(proc: subprocess.Popen[bytes], url: str, log: Path, timeout_s: floa
 
 def test_ctrl_c_on_a_running_app_exits_130_after_a_graceful_stop(tmp_path: Path) -> None:
     metrics_port = free_port()
-    env = _run_env(tmp_path, "", metrics_port)
+    env = run_env(tmp_path, "", metrics_port)
     del env["DRIFTLINE__KAFKA__BOOTSTRAP_SERVERS"], env["DRIFTLINE__KAFKA__EMBEDDED_BROKER"]
     env["DRIFTLINE__KAFKA__EMBEDDED_PORT"] = str(free_port())
     log = tmp_path / "stderr.txt"
@@ -51,7 +51,7 @@ def test_ctrl_c_while_waiting_for_kafka_exits_130(tmp_path: Path) -> None:
     with log.open("w") as err:
         proc = subprocess.Popen([sys.executable, "-m", "watcher.cli", "run"], cwd=tmp_path,
                                 stdout=subprocess.DEVNULL, stderr=err,
-                                env=_run_env(tmp_path, f"127.0.0.1:{free_port()}", metrics_port))
+                                env=run_env(tmp_path, f"127.0.0.1:{free_port()}", metrics_port))
     try:
         _started(proc, f"http://127.0.0.1:{metrics_port}/healthz", log, 30)
         proc.send_signal(signal.SIGINT)
@@ -71,7 +71,7 @@ def test_run_help_states_the_exit_status() -> None:
 
 def test_ctrl_c_on_doi_run_exits_130(tmp_path: Path) -> None:
     status_port = free_port()
-    env = _run_env(tmp_path, "", free_port())
+    env = run_env(tmp_path, "", free_port())
     del env["DRIFTLINE__KAFKA__BOOTSTRAP_SERVERS"], env["DRIFTLINE__KAFKA__EMBEDDED_BROKER"]
     env.update({"DRIFTLINE__KAFKA__EMBEDDED_PORT": str(free_port()), "DRIFTLINE__DOI__STATUS_PORT": str(status_port),
                 "DRIFTLINE__DOI__WARC_DIR": str(tmp_path / "warcs")})

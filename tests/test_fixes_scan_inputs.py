@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_scan_cli import BASE, PARKED, run, t, write_warc
+from tests.fixtures.scancli import BASE, PARKED, run, t
+from tests.fixtures.scanwarcs import write_warc
 from watcher.config import Config
 from watcher.sources.index import index_archive
 

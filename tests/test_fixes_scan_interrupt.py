@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tests import textgen
-from tests.test_scan_cli import t, write_warc
+from tests.fixtures import textgen
+from tests.fixtures.scancli import t
+from tests.fixtures.scanwarcs import write_warc
 
 REPO = Path(__file__).resolve().parent.parent
 

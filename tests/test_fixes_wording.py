@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from tests import textgen
+from tests.fixtures import textgen
 from watcher.config import EngineConfig
 from watcher.engine import Engine
 from watcher.model import Capture

@@ -6,14 +6,14 @@ import csv
 import io
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from tests.fixtures.outputcases import CFG, results
 from watcher.config import Config
 from watcher.errors import ConfigError
-from watcher.model import HistoryResult, MeasureResult, Verdict
+from watcher.model import HistoryResult
 from watcher.output import (
     CSV_FIELDS,
     SUMMARY_KEY,
@@ -23,50 +23,6 @@ from watcher.output import (
     write_results,
     write_summary,
 )
-
-CFG = Config()
-
-
-def at(s: str) -> datetime:
-    return datetime.strptime(s, "%Y%m%d%H%M%S").replace(tzinfo=UTC)
-
-
-def verdict(history: str, url: str, ts: str, status: str, change: str, *, uri_m: str | None = None,
-            scores: dict[str, tuple[float | None, str, float]] | None = None, base: str | None = "20200101000000",
-            drift: float | None = 0.1) -> Verdict:
-    measures = {n: MeasureResult(n, s, st, t) for n, (s, st, t) in (scores or {}).items()}  # type: ignore[arg-type]
-    return Verdict(verdict_id=f"id-{history}-{ts}", history=history, url=url, capture_time=at(ts), uri_m=uri_m,
-                   digest="sha1:AAAA", baseline_time=at(base) if base else None, baseline_uri_m=None,
-                   measures=measures, status=status, change=change, reason=f"reason {ts}",  # type: ignore[arg-type]
-                   page_kind="soft-404" if status == "off-topic" else None, language="en", byte_count=100,
-                   word_count=10, title="Title", drift_score=drift, label=None)
-
-
-def results() -> list[HistoryResult]:
-    am = "http://wayback.archive-it.org/1068/{}/http://acda.co/"
-    gold = HistoryResult(
-        history="gold:1", url="http://acda.co/",
-        verdicts=(
-            verdict("gold:1", "http://acda.co/", "20200101000000", "on-topic", "baseline",
-                    uri_m=am.format("20200101000000"),
-                    scores={"cosine": (1.0, "on-topic", 0.12), "bytecount": (0.0, "on-topic", -0.43)}, drift=0.0),
-            verdict("gold:1", "http://acda.co/", "20200201000000", "off-topic", "off-topic",
-                    uri_m=am.format("20200201000000"),
-                    scores={"cosine": (0.05, "off-topic", 0.12), "bytecount": (-0.9, "off-topic", -0.43)}, drift=0.9),
-            verdict("gold:1", "http://acda.co/", "20200301000000", "empty", "empty", uri_m=am.format("20200301000000"),
-                    drift=None),
-        ),
-        behaviour="Step Function On", first_drift=at("20200201000000"), off_topic_share=0.5)
-    warc = HistoryResult(
-        history="org,example)/", url="http://example.org/",
-        verdicts=(
-            verdict("org,example)/", "http://example.org/", "20200101000000", "on-topic", "baseline",
-                    scores={"cosine": (1.0, "on-topic", 0.12)}),
-            verdict("org,example)/", "http://example.org/", "20200101000000", "on-topic", "unchanged",
-                    scores={"cosine": (0.99, "on-topic", 0.12)}),
-        ),
-        behaviour="Always On", first_drift=None, off_topic_share=0.0)
-    return [gold, warc]
 
 
 def test_json_is_otmt_schema_plus_driftline() -> None:

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.conftest import REPO_ROOT
-from tests.reviewdata import make_gold, scan_to
+from tests.fixtures.reviewdata import make_gold, scan_to
 
 pytestmark = pytest.mark.browser
 

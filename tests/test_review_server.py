@@ -11,7 +11,7 @@ import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 
-from tests.reviewdata import make_gold, scan_to
+from tests.fixtures.reviewdata import make_gold, scan_to
 from watcher.config import load_config
 from watcher.review.ingest import open_input
 from watcher.review.server import check_bind, make_app

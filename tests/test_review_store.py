@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reviewdata import make_gold, scan_to
+from tests.fixtures.reviewdata import make_gold, scan_to
 from watcher.review.ingest import open_input, open_store_spec
 from watcher.review.labels import export_gold, export_labels
 from watcher.store import MemoryStore

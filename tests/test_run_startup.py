@@ -20,28 +20,9 @@ import pytest
 
 from consumers.publisher import Publisher
 from tests.conftest import free_port, http_status
+from tests.fixtures.runenv import REPO, run_env
 from watcher.broker import EmbeddedBroker
 from watcher.config import KafkaConfig
-
-REPO = Path(__file__).resolve().parent.parent
-
-
-def _run_env(tmp_path: Path, bootstrap: str, metrics_port: int) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DRIFTLINE")}
-    env.update({
-        "PYTHONPATH": str(REPO),
-        "DRIFTLINE__KAFKA__BOOTSTRAP_SERVERS": bootstrap,
-        "DRIFTLINE__KAFKA__EMBEDDED_BROKER": "false",
-        "DRIFTLINE__KAFKA__CONNECT_RETRY_MAX_S": "1",
-        "DRIFTLINE__KAFKA__SESSION_TIMEOUT_MS": "6000",
-        "DRIFTLINE__KAFKA__HEARTBEAT_INTERVAL_MS": "300",
-        "DRIFTLINE__KAFKA__REBALANCE_TIMEOUT_MS": "6000",
-        "DRIFTLINE__KAFKA__PARTITIONS": "2",
-        "DRIFTLINE__STORE__PATH": str(tmp_path / "driftline.db"),
-        "DRIFTLINE__RENDER__ENABLED": "false",
-        "DRIFTLINE__METRICS__PORT": str(metrics_port),
-    })
-    return env
 
 
 def test_run_with_the_metrics_port_taken_says_which_in_one_line(tmp_path: Path) -> None:
@@ -50,7 +31,7 @@ def test_run_with_the_metrics_port_taken_says_which_in_one_line(tmp_path: Path) 
         taken.listen()
         port = taken.getsockname()[1]
         done = subprocess.run([sys.executable, "-m", "watcher.cli", "run"], cwd=tmp_path, capture_output=True,
-                              text=True, timeout=60, env=_run_env(tmp_path, f"127.0.0.1:{free_port()}", port))
+                              text=True, timeout=60, env=run_env(tmp_path, f"127.0.0.1:{free_port()}", port))
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
@@ -64,7 +45,7 @@ async def test_run_stays_up_unready_until_kafka_answers_then_becomes_ready(tmp_p
     base = f"http://127.0.0.1:{metrics_port}"
     err = (tmp_path / "stderr.txt").open("w+")
     proc = subprocess.Popen([sys.executable, "-m", "watcher.cli", "run"], cwd=tmp_path, stdout=subprocess.DEVNULL,
-                            stderr=err, env=_run_env(tmp_path, f"127.0.0.1:{kafka_port}", metrics_port))
+                            stderr=err, env=run_env(tmp_path, f"127.0.0.1:{kafka_port}", metrics_port))
     broker: EmbeddedBroker | None = None
     try:
         deadline = time.monotonic() + 30
@@ -104,7 +85,7 @@ def test_run_stopped_while_waiting_for_kafka_exits_cleanly(tmp_path: Path) -> No
     metrics_port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "watcher.cli", "run"], cwd=tmp_path, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True,
-                            env=_run_env(tmp_path, f"127.0.0.1:{free_port()}", metrics_port))
+                            env=run_env(tmp_path, f"127.0.0.1:{free_port()}", metrics_port))
     deadline = time.monotonic() + 30
     while http_status(f"http://127.0.0.1:{metrics_port}/healthz") != 200:
         assert time.monotonic() < deadline and proc.poll() is None
@@ -163,7 +144,7 @@ def test_run_with_the_embedded_broker_port_taken_says_which_in_one_line(tmp_path
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        env = _run_env(tmp_path, "", free_port())
+        env = run_env(tmp_path, "", free_port())
         del env["DRIFTLINE__KAFKA__BOOTSTRAP_SERVERS"], env["DRIFTLINE__KAFKA__EMBEDDED_BROKER"]
         env["DRIFTLINE__KAFKA__EMBEDDED_PORT"] = str(port)
         done = subprocess.run([sys.executable, "-m", "watcher.cli", "run"], cwd=tmp_path, capture_output=True,
@@ -177,7 +158,7 @@ def test_run_with_the_embedded_broker_port_taken_says_which_in_one_line(tmp_path
 
 def test_a_normal_start_on_the_embedded_broker_logs_no_error(tmp_path: Path) -> None:
     metrics_port = free_port()
-    env = _run_env(tmp_path, "", metrics_port)
+    env = run_env(tmp_path, "", metrics_port)
     del env["DRIFTLINE__KAFKA__BOOTSTRAP_SERVERS"], env["DRIFTLINE__KAFKA__EMBEDDED_BROKER"]
     env["DRIFTLINE__KAFKA__EMBEDDED_PORT"] = str(free_port())
     err = (tmp_path / "stderr.txt").open("w+")

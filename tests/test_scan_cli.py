@@ -7,27 +7,15 @@ import gzip
 import json
 import subprocess
 import sys
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.fixtures import textgen
+from tests.fixtures.scancli import BASE, PARKED, run, t
 from tests.fixtures.scanwarcs import write_warc
-from watcher.cli import main
 from watcher.evaluate import evaluate
-
-BASE = textgen.html(textgen.document(["river", "law", "music", "garden"]))
-PARKED = b"<html><head><title>Domain for sale</title></head><body><p>This domain is for sale.</p></body></html>"
-
-
-def run(*args: str) -> int:
-    return main(["--log-level", "WARNING", *args])
-
-
-def t(i: int) -> datetime:
-    return datetime(2019, 1, 1, tzinfo=UTC) + timedelta(days=40 * i)
 
 
 def test_scan_warc_json_in_otmt_schema(tmp_path: Path) -> None:

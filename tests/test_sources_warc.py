@@ -37,6 +37,7 @@ EVERY_TYPE = Config(events={"document_mimetypes": [  # type: ignore[arg-type]
     "text/html", "text/plain", "text/xml", "text/css", "application/x-javascript", "application/octet-stream",
     "application/x-shockwave-flash", "image/gif", "image/jpeg", "image/png", "image/svg+xml"]})
 
+
 @pytest.mark.parametrize("gz", [True, False])
 def test_sample_warc_histories(tmp_path: Path, gz: bool) -> None:
     path = sample_warc(tmp_path / ("sample.warc.gz" if gz else "sample.bin"), gz=gz)
