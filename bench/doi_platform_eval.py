@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The ``doi`` profile on landing pages of seven platforms across redesigns (tests/doi_platforms.py).
+"""The ``doi`` profile on landing pages of seven platforms across redesigns (tests/fixtures/doi_platforms.py).
 
 Why: a publisher's redesign that keeps the article must never read as drift,
 while an edited abstract, a replaced body paragraph, a different article and a
@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests import doi_platforms as pl
-from tests.doi_platforms import EXPECTED, run
+from tests.fixtures import doi_platforms as pl
+from tests.fixtures.doi_platforms import EXPECTED, run
 
 
 def table(got: dict[tuple[str, str], Counter[str]]) -> str:

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from tests.conftest import free_port, stop_process
-from tests.test_ops_prometheus import Prom, _wait, _walk_exprs, selectors
+from tests.fixtures.prometheus import Prom, _wait, _walk_exprs, selectors
 from watcher.config import Config
 from watcher.demo.doi import DoiDemo
 

@@ -1,5 +1,5 @@
 """The paragraphs of the scholarly record (watcher/extract/scholarly.py) on seven platforms' markup
-across redesigns (tests/doi_platforms.py), and on real article pages of the shared data."""
+across redesigns (tests/fixtures/doi_platforms.py), and on real article pages of the shared data."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import tarfile
 from collections import Counter
 from pathlib import Path
 
-from tests import doi_pages as dp
-from tests import doi_platforms as pl
-from tests.doi_platforms import EXPECTED, MADE_UP, fp, run, stored
+from tests.fixtures import doi_pages as dp
+from tests.fixtures import doi_platforms as pl
+from tests.fixtures.doi_platforms import EXPECTED, MADE_UP, fp, run, stored
 from watcher.config import EngineConfig
 from watcher.doi.profile import decide_doi
 from watcher.extract.record import extract_record

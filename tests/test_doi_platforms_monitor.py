@@ -8,9 +8,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tests import doi_pages as dp
-from tests import doi_platforms as pl
-from tests.doi_server import Page, doi_config, landscape
+from tests.fixtures import doi_pages as dp
+from tests.fixtures import doi_platforms as pl
+from tests.fixtures.doi_server import Page, doi_config, landscape
 from watcher.compare import compare_files
 from watcher.config import load_config
 from watcher.doi.lists import DoiEntry

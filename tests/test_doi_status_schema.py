@@ -15,9 +15,9 @@ import aiohttp
 import pytest
 from jsonschema import Draft202012Validator
 
-from tests import doi_pages as dp
-from tests import doi_platforms as pl
-from tests.doi_server import Page, doi_config, landscape
+from tests.fixtures import doi_pages as dp
+from tests.fixtures import doi_platforms as pl
+from tests.fixtures.doi_server import Page, doi_config, landscape
 from watcher.config import load_config
 from watcher.doi.lists import DoiEntry
 from watcher.doi.schedule import check_all, open_monitor

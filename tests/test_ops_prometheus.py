@@ -15,13 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import shutil
 import subprocess
-import time
-import urllib.parse
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,26 +27,14 @@ from consumers.app import ConsumerApp
 from consumers.client import produce, read_topic
 from tests.conftest import free_port, stop_process
 from tests.fixtures.kafka import KafkaNames, heritrix_message, page_html, stream_config, write_warc
+from tests.fixtures.prometheus import Prom, _wait, _walk_exprs, selectors
 from watcher.broker import EmbeddedBroker
 
 DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
 PROMETHEUS = shutil.which("prometheus")
-SELECTOR_RE = re.compile(r"\b((?:driftline_[a-z0-9_]+|up)(?:\{[^}]*\})?)")
 
 pytestmark = [pytest.mark.kafka,
               pytest.mark.skipif(PROMETHEUS is None, reason="prometheus not installed (Debian package prometheus)")]
-
-
-def _walk_exprs(node: Any) -> Iterator[str]:
-    if isinstance(node, dict):
-        for k, v in node.items():
-            if k == "expr" and isinstance(v, str):
-                yield v
-            else:
-                yield from _walk_exprs(v)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _walk_exprs(item)
 
 
 def dashboard_exprs() -> list[str]:
@@ -65,27 +48,6 @@ def dashboard_exprs() -> list[str]:
 def rules() -> list[dict[str, Any]]:
     doc = yaml.safe_load((DEPLOY / "prometheus" / "rules.yml").read_text())
     return [r for g in doc["groups"] for r in g["rules"]]
-
-
-def selectors(expr: str) -> set[str]:
-    """The vector selectors of an expression (``up{service=...}`` and
-    ``up{app_kubernetes_io_name=...}`` are the Kubernetes-annotation
-    alternatives to ``up{job=...}``: the union is checked, by ``up{job=...}``)."""
-    out = set(SELECTOR_RE.findall(expr))
-    return {s for s in out if "service=~" not in s and "app_kubernetes_io_name" not in s}
-
-
-class Prom:
-    def __init__(self, base: str) -> None:
-        self.base = base
-
-    def query(self, expr: str) -> list[dict[str, Any]]:
-        url = f"{self.base}/api/v1/query?query={urllib.parse.quote(expr)}"
-        with urllib.request.urlopen(url, timeout=10) as resp:
-            body = json.loads(resp.read())
-        assert body["status"] == "success", (expr, body)
-        result: list[dict[str, Any]] = body["data"]["result"]
-        return result
 
 
 def _missing(prom: Prom) -> list[str]:
@@ -121,15 +83,6 @@ def _prometheus_config(tmp_path: Path, targets: list[str]) -> Path:
         "scrape_configs": [{"job_name": "driftline", "static_configs": [{"targets": targets}]}],
     }))
     return cfg
-
-
-async def _wait(cond: Any, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if await asyncio.to_thread(cond):
-            return True
-        await asyncio.sleep(0.5)
-    return False
 
 
 async def test_every_rule_and_panel_expression_returns_data(
