@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_store import T0, make_fp, make_verdict
+from tests.fixtures.storecases import T0, make_fp, make_verdict
 from watcher.config import StoreConfig
 from watcher.errors import StoreError
 from watcher.store import BaselineStore, open_store
