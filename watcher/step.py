@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
+from .compact import reduce_fingerprint
 from .model import Capture, Fingerprint, Verdict, ts14, utc
 from .quality import new_text_bytes
 from .verdict import Decision, extraction_failed
@@ -56,23 +57,13 @@ def state_form(fp: Fingerprint, keep_shingles: bool = False, keep_tokens: bool =
     record (title, authors, a 1,024-hash sample of the main text) is kept only
     where the profile reads it (``doi``): a page with Dublin Core or citation
     meta would otherwise cost some 5 kB per URL in a collection."""
-    drop = set()
-    if not keep_shingles:
-        drop.add("shingles")
-    if not keep_tokens:
-        drop |= {"tokens", "text"}
+    kept = reduce_fingerprint(fp, keep_text=keep_tokens, keep_shingles=keep_shingles)
     return dataclasses.replace(
-        fp,
+        kept,
         headings=(),  # read once, for the page kind
         citation={},  # the DOI profile keeps the record it needs in its own field
-        # the record's main-text shingle set gives way to its sample, as the page's does: a page with
-        # Dublin Core or citation meta would otherwise keep thousands of hashes per URL
-        record=None if not keep_record else fp.record if keep_shingles or fp.record is None
-        or fp.record.main_shingles is None else dataclasses.replace(fp.record, main_shingles=None),
-        shingles=fp.shingles if keep_shingles else None,
-        tokens=fp.tokens if keep_tokens else None,
-        text=fp.text if keep_tokens else None,
-        features=fp.features - drop,
+        # the record (its main-text shingle set already given way to its sample, as the page's does)
+        record=kept.record if keep_record else None,
         text_bytes=0, badness=None, boilerplate_share=None,  # the capture's evidence, not the baseline's
     )
 

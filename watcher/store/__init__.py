@@ -11,6 +11,7 @@ the optional ``postgres`` extra, so the embedded backends work without it.
 
 from __future__ import annotations
 
+from ..compact import reduce_fingerprint
 from ..config import StoreConfig
 from ..errors import ConfigError
 from .base import BaselineStore, StoredBaseline
@@ -19,7 +20,6 @@ from .codec import (
     decode_verdict,
     encode_fingerprint,
     encode_verdict,
-    reduce_fingerprint,
     verdict_from_dict,
     verdict_to_dict,
 )

@@ -17,11 +17,11 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from types import TracebackType
 
+from ..compact import reduce_fingerprint
 from ..errors import StoreError
 from ..model import Fingerprint, Verdict, utc
 from ..step import HistoryState, Reference
 from .base import StoredBaseline
-from .codec import reduce_fingerprint
 from .positions import MemoryPositions
 
 

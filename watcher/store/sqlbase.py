@@ -209,7 +209,7 @@ class SQLStore(SQLPositions, ABC):
         return None if ref is None else StoredBaseline(history, ref.capture_time, ref.uri_m, ref.fingerprint)
 
     def _reduce(self, fp: Fingerprint) -> Fingerprint:
-        from .codec import reduce_fingerprint
+        from ..compact import reduce_fingerprint
 
         return reduce_fingerprint(fp, keep_text=self.keep_text, keep_shingles=self.keep_shingles,
                                   max_terms=self.max_terms)
