@@ -314,6 +314,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--json", action="store_true", help="the cross-validation report as JSON")
     engine_opts(e)
     e.set_defaults(func=cmd_eval)
+    from .evalcli import extend_eval  # evaluation as code, curator labels (watcher/evalcli.py)
+
+    extend_eval(e, cmd_eval)
 
     c = add("compare", "score two pages (HTML, text or PDF files) with every measure", _COMPARE_EXAMPLES)
     c.add_argument("a", metavar="A", help="the baseline page (HTML, text or PDF file)")
