@@ -354,6 +354,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .review.cli import register as register_review
 
     register_review(sub)
+    from .tune import add_parser as add_tune  # calibrating on labels (watcher/tune.py)
+
+    add_tune(sub)
     return p
 
 
