@@ -71,6 +71,11 @@ def render_collection(name: str, c: Mapping[str, Any], version: str | None = Non
         f"| macro: mean F1 over TimeMaps with an off-topic or flagged capture | {_f(c.get('macro_f1'))} | | | |",
         f"| voting thresholds re-tuned on the training folds (held out) | {_ms(rt.get('f1'))} "
         f"| {_mean(rt.get('precision'))} | {_mean(rt.get('recall'))} | |",
+    ]
+    for seed, s in (rt.get("micro") or {}).items():
+        lines.append(f"| — micro (held-out predictions pooled), fold seed {seed} | {_f(s.get('f1'))} "
+                     f"| {_f(s.get('precision'))} | {_f(s.get('recall'))} | |")
+    lines += [
         "",
         "| profile | captures | off topic | TP | FP | FN | precision | recall | F1 |",
         "|---|--:|--:|--:|--:|--:|--:|--:|--:|",

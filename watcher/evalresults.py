@@ -23,7 +23,8 @@ A collection's block holds:
 - ``cv``: grouped K-fold cross-validation by TimeMap at several fold seeds:
   per seed and pooled over every fold of every seed, mean, sample sd, min and
   max, for the default verdict and for the verdict with its voting thresholds
-  re-tuned on the training folds.
+  re-tuned on the training folds; ``micro`` pools the held-out predictions
+  of all folds of one seed.
 
 Off topic is the positive class throughout.  Floats are rounded to four
 places so that a re-run that changes nothing changes no byte.
@@ -166,10 +167,12 @@ def collection_results(labels: str | os.PathLike[str], result: str | os.PathLike
              Rule(f"verdict re-tuned: checks OR {policy.kind}({', '.join(vote)})", "verdict", vote, True, policy)]
     rules += [Rule(m, "measure", (m,)) for m in sorted(t.scores)]
     by_rule: dict[str, dict[int, list[dict[str, Any]]]] = {}
+    micro: dict[str, dict[str, Any]] = {}  # rule -> seed -> the held-out predictions of all folds pooled
     for seed in seeds:
         rep = cross_validate(matched, k, seed, voting=vote, policy=policy, rules=rules)
         for rr in rep.results:
             by_rule.setdefault(rr.rule.name, {})[seed] = rr.folds
+            micro.setdefault(rr.rule.name, {})[str(seed)] = rr.micro
     fixed = _measure_folds(matched, k, seeds)
     measures: dict[str, Any] = {}
     for name, s in report.measures.items():
@@ -194,8 +197,8 @@ def collection_results(labels: str | os.PathLike[str], result: str | os.PathLike
         "profiles": _profiles(matched),
         "measures": measures,
         "cv": {"folds": k, "seeds": list(seeds),
-               "default": _pooled(by_rule["default"], STATS),
-               "verdict_retuned": {**_pooled(retuned, STATS),
+               "default": {**_pooled(by_rule["default"], STATS), "micro": micro["default"]},
+               "verdict_retuned": {**_pooled(retuned, STATS), "micro": micro[rules[1].name],
                                    "thresholds": [f["thresholds"] for folds in retuned.values() for f in folds]}},
     }
     log.info("evaluated %d captures: F1 %.3f (%d of %d labelled off topic flagged)", report.matched,
