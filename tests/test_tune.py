@@ -65,6 +65,13 @@ def test_no_change_where_the_folds_do_not_support_one(tmp_path: Path, capsys: py
     assert not any(c["supported"] for c in rep["candidates"])
     retuned = next(c for c in rep["candidates"] if c["name"].startswith("voting thresholds re-tuned"))
     assert retuned["folds"] == 15 and len(retuned["fold_thresholds"]) == 15
+    # judged against the same rule at the current thresholds: a fold that keeps them gains nothing
+    assert retuned["against"] == "checks OR voters at the current thresholds"
+    labels_m = match_results(labels, result)
+    full = tune_labels(labels_m, VOTING, k=5, seeds=(0, 1, 2))
+    c = full.candidates[0]
+    kept = [g for g, th in zip(c.gain, c.thresholds, strict=True) if th == {"tfintersection": 1.0}]
+    assert kept and all(g == 0.0 for g in kept)
     assert main(["tune", str(labels), str(result), "-o", str(out)]) == 0
     assert "Recommendation: **no change**" in capsys.readouterr().out and not out.exists()
 

@@ -5,15 +5,18 @@ collection and usually worse on the next (re-tuning the voting thresholds on
 the shared gold scores 0.741 held out against the default's 0.798).  So every
 candidate change is fitted on the training folds only and judged on the
 held-out fold (grouped by TimeMap, :mod:`watcher.crossval`), at several fold
-seeds, against the current verdict on the same fold.  A change is recommended
+seeds, against what it would change on the same fold.  A change is recommended
 only when its held-out gain is positive on average, larger than its own spread
 over the folds (sample sd), and positive in more than half of the folds; only
 then is an overlay written, holding the keys that change, with the thresholds
 fitted on all the labels.
 
 Candidates: the voting thresholds re-tuned (the fixed checks OR the voting
-measures under the configured policy), and, under policy ``any``, each scored
-measure that does not vote added as a voter to the current verdict.
+measures under the configured policy), judged against the same rule at the
+current thresholds (the engine's verdict also reads what a history remembers,
+which no threshold stands for: comparing with it would blame the thresholds
+for the rule's simplification); and, under policy ``any``, each scored measure
+that does not vote added as a voter, judged against the current verdict.
 
 Too few labels say nothing: with fewer than :data:`MIN_POSITIVES_PER_FOLD`
 off-topic captures in a held-out fold, one capture moves that fold's F1 by
@@ -33,11 +36,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import yaml
 
 from .config import Config, PolicyConfig
-from .crossval import Rule, Table, build_table, cross_validate, tune
+from .crossval import Rule, Table, apply_rule, assign_folds, build_table, cross_validate, tune
 from .errors import InputError
+from .evalmetrics import f1_score
 from .evaluate import Matched
 
 log = logging.getLogger(__name__)
@@ -53,8 +58,9 @@ class Candidate:
 
     rule: Rule
     change: str  # what the overlay would do, in words
+    against: str = "the current verdict"  # what the gain is measured against
     f1: list[float] = field(default_factory=list)  # held-out F1 per fold (every seed)
-    gain: list[float] = field(default_factory=list)  # held-out F1 minus the current verdict's, same fold
+    gain: list[float] = field(default_factory=list)  # held-out F1 minus that of ``against``, same fold
     thresholds: list[dict[str, float | None]] = field(default_factory=list)  # tuned per fold
 
     @property
@@ -92,6 +98,7 @@ class TuneReport:
             "folds": self.folds, "seeds": list(self.seeds),
             "current_f1": _spread(self.current),
             "candidates": [{"name": c.rule.name, "change": c.change, "f1": _spread(c.f1),
+                            "against": c.against,
                             "gain": {"mean": c.mean_gain, "sd": c.sd_gain}, "folds_gaining": c.wins,
                             "folds": len(c.gain), "supported": c.supported, "fold_thresholds": c.thresholds}
                            for c in self.candidates],
@@ -117,13 +124,25 @@ def check_enough(t: Table, k: int) -> None:
             f"or more) in at least {k} TimeMaps", reason="too_few_labels")
 
 
-def candidate_rules(t: Table, voting: Mapping[str, float | None], policy: PolicyConfig) -> list[tuple[Rule, str]]:
+def candidates(t: Table, voting: Mapping[str, float | None], policy: PolicyConfig) -> list[Candidate]:
     vote = tuple(m for m in voting if m in t.scores)
-    out = [(Rule(f"voting thresholds re-tuned ({', '.join(vote)})", "verdict", vote, True, policy),
-            "set the voting measures' thresholds")]
+    out = [Candidate(Rule(f"voting thresholds re-tuned ({', '.join(vote)})", "verdict", vote, True, policy),
+                     "set the voting measures' thresholds", "checks OR voters at the current thresholds")]
     if policy.kind == "any":
-        out += [(Rule(f"add voter {m}", "verdict", (m,), with_default=True), f"add {m} as a voter")
+        out += [Candidate(Rule(f"add voter {m}", "verdict", (m,), with_default=True), f"add {m} as a voter")
                 for m in sorted(t.scores) if m not in voting]
+    return out
+
+
+def _fixed_f1(t: Table, rule: Rule, fold_of_row: npt.NDArray[np.int64], k: int) -> list[float]:
+    """Held-out F1 per fold of ``rule`` at the thresholds the result was scored with (nothing tuned)."""
+    flags = apply_rule(t, rule, {m: t.priors.get(m) for m in rule.measures})
+    out = []
+    for f in range(k):
+        test = fold_of_row == f
+        fl, p = flags[test], t.positive[test]
+        tp = int((fl & p).sum())
+        out.append(f1_score(tp, int((fl & ~p).sum()), int(p.sum()) - tp))
     return out
 
 
@@ -133,18 +152,20 @@ def tune_labels(matched: Matched, voting: Mapping[str, float | None], policy: Po
     policy = policy or PolicyConfig()
     t = build_table(matched)
     check_enough(t, k)
-    pairs = candidate_rules(t, voting, policy)
-    cands = [Candidate(rule, change) for rule, change in pairs]
+    cands = candidates(t, voting, policy)
     current: list[float] = []
     rules = [Rule("default", "default"), *(c.rule for c in cands)]
     for seed in seeds:
         rep = cross_validate(matched, k, seed, voting=list(voting), policy=policy, rules=rules)
         base = [float(f["f1"]) for f in rep.results[0].folds]
         current += base
+        fold_of = assign_folds(t.groups, list(t.positive), k, seed)  # as cross_validate assigns them
+        rows = np.array([fold_of[g] for g in t.groups], dtype=np.int64)
         for c, rr in zip(cands, rep.results[1:], strict=True):
             f1s = [float(f["f1"]) for f in rr.folds]
+            ref = base if c.rule.with_default else _fixed_f1(t, c.rule, rows, k)
             c.f1 += f1s
-            c.gain += [a - b for a, b in zip(f1s, base, strict=True)]
+            c.gain += [a - b for a, b in zip(f1s, ref, strict=True)]
             c.thresholds += [dict(f["thresholds"]) for f in rr.folds]
     supported = sorted((c for c in cands if c.supported), key=lambda c: -c.mean_gain)
     chosen = supported[0] if supported else None
@@ -167,19 +188,19 @@ def format_tune(rep: TuneReport, top: int = 8) -> str:
              f"{', '.join(str(s) for s in rep.seeds)} ({n} held-out folds)", "",
              f"Current verdict, F1 per held-out fold: {cur['mean']:.3f} ± {cur['sd']:.3f} "
              f"[{cur['min']:.3f}, {cur['max']:.3f}].", "",
-             "A change is supported when its held-out gain over the current verdict (same fold) is positive on "
+             "A change is supported when its held-out gain over what it changes (same fold) is positive on "
              "average, larger than its sd over the folds, and positive in more than half of the folds.", "",
-             "| candidate | held-out F1 | gain, mean ± sd | folds gaining | supported |",
-             "|---|--:|--:|--:|---|"]
+             "| candidate | held-out F1 | gain, mean ± sd | against | folds gaining | supported |",
+             "|---|--:|--:|---|--:|---|"]
     # the re-tuned thresholds first (the usual question), then the supported, then by gain
     ranked = sorted(rep.candidates, key=lambda c: (c.rule.kind != "verdict" or c.rule.with_default,
                                                    not c.supported, -c.mean_gain))[:top]
     for c in ranked:
         s = _spread(c.f1)
         lines.append(f"| {c.rule.name} | {s['mean']:.3f} ± {s['sd']:.3f} | {c.mean_gain:+.3f} ± {c.sd_gain:.3f} "
-                     f"| {c.wins} of {len(c.gain)} | {'yes' if c.supported else 'no'} |")
+                     f"| {c.against} | {c.wins} of {len(c.gain)} | {'yes' if c.supported else 'no'} |")
     if len(rep.candidates) > top:
-        lines.append(f"| ({len(rep.candidates) - top} more, smaller gains, none supported) | | | | |")
+        lines.append(f"| ({len(rep.candidates) - top} more, smaller gains, none supported) | | | | | |")
     lines.append("")
     if rep.chosen is None:
         lines.append("Recommendation: **no change**. The folds support none of the candidates; the current "
@@ -198,7 +219,7 @@ def overlay_text(rep: TuneReport) -> str:
     assert rep.chosen is not None and rep.overlay is not None
     c = rep.chosen
     head = [f"# driftline tune: {c.change} ({c.rule.name})",
-            f"# held-out F1 gain over the current verdict {c.mean_gain:+.3f} ± {c.sd_gain:.3f}, positive in "
+            f"# held-out F1 gain over {c.against} {c.mean_gain:+.3f} ± {c.sd_gain:.3f}, positive in "
             f"{c.wins} of {len(c.gain)} folds ({rep.folds} folds by TimeMap, seeds "
             f"{', '.join(str(s) for s in rep.seeds)}; {rep.captures} captures, {rep.positives} off topic).",
             "# Only the keys that change; engine.measures is one key and is written whole.",
