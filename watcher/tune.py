@@ -227,6 +227,11 @@ def overlay_text(rep: TuneReport) -> str:
     return "\n".join(head) + "\n" + yaml.safe_dump(rep.overlay, sort_keys=False)
 
 
+_DESCRIPTION = """Calibrate on labels.  Each candidate change (the voting thresholds re-tuned; a scored measure
+added as a voter) is fitted on training folds and judged on the held-out fold (grouped by history,
+several fold seeds) against what it would change.  A change is recommended, and its config overlay
+written, only when its held-out F1 gain is positive on average, larger than its sd over the folds,
+and positive in more than half of them; otherwise nothing is written."""
 _EXAMPLES = """examples:
   driftline tune gold/                              labels.tsv and html of a gold directory
   driftline tune curator.tsv results.json           curator labels and a scan's result
@@ -238,7 +243,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``driftline tune`` on the CLI's subparsers."""
     p: argparse.ArgumentParser = sub.add_parser(
         "tune", help="calibrate thresholds and voters on labels, recommending only what held-out folds support",
-        description=__doc__.split("\n\n")[1] if __doc__ else None, epilog=_EXAMPLES,
+        description=_DESCRIPTION, epilog=_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("labels", metavar="LABELS",
                    help="labels in gold format (id, date, URI, label: 1 on topic, 0 off topic), a gold directory, "
