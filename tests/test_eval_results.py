@@ -142,15 +142,16 @@ def test_cli_writes_results_checks_and_refuses_to_lower(tmp_path: Path, capsys: 
     assert main([*args, "--reason", "x"]) == 2  # --reason alone
 
 
-def test_checked_in_results_render_into_the_docs() -> None:
-    data = json.loads((REPO / "docs" / "results" / "gold-1068.json").read_text())
-    c = data["collections"]["gold-1068"]
+@pytest.mark.parametrize("name", ["gold-1068", "deep-pages"])
+def test_checked_in_results_render_into_the_docs(name: str) -> None:
+    data = json.loads((REPO / "docs" / "results" / f"{name}.json").read_text())
+    c = data["collections"][name]
     text = render(data)
     assert f"| default verdict, whole collection | **{c['overall']['f1']:.3f}** |" in text
-    for name in c["measures"]:
-        assert f"\n| {name} | " in text
+    for measure in c["measures"]:
+        assert f"\n| {measure} | " in text
     page = (REPO / "docs" / "evaluation.md").read_text()
-    assert MARKER.search(page)
+    assert f"<!-- results:{name} -->" in page
     out = on_page_markdown(page, config={"docs_dir": str(REPO / "docs")})
     assert not MARKER.search(out) and text in out
     with pytest.raises(ValueError, match="no-such"):
