@@ -155,7 +155,9 @@ def test_checked_in_results_render_into_the_docs(name: str) -> None:
     out = on_page_markdown(page, config={"docs_dir": str(REPO / "docs")})
     assert not MARKER.search(out) and text in out
     with pytest.raises(ValueError, match="no-such"):
-        replace_markers("<!-- results:no-such -->", REPO / "docs" / "results")
+        replace_markers("text\n<!-- results:no-such -->\n", REPO / "docs" / "results")
+    quoted = "the marker `<!-- results:NAME -->` in a sentence\n"
+    assert replace_markers(quoted, REPO / "docs" / "results") == quoted
 
 
 def test_labels_from_a_store_go_through_the_review_contract(tmp_path: Path,

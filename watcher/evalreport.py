@@ -2,7 +2,7 @@
 
 Why: the documentation's evaluation tables must say what the checked-in
 results file says, not what someone typed.  A page holds a marker
-``<!-- results:NAME -->``; at build time every marker is replaced by the
+``<!-- results:NAME -->`` alone on a line; at build time every marker is replaced by the
 tables of ``<docs_dir>/results/NAME.json`` (every collection in it).
 
 This module imports nothing from the package, so MkDocs can load it as a hook
@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-MARKER = re.compile(r"<!--\s*results:([A-Za-z0-9_.-]+)\s*-->")
+# A marker stands alone on its line; one quoted inside a sentence or code (the changelog's) is text.
+MARKER = re.compile(r"^<!--\s*results:([A-Za-z0-9_.-]+)\s*-->[ \t]*$", re.MULTILINE)
 
 
 def _f(x: Any, digits: int = 3) -> str:
