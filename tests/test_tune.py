@@ -98,3 +98,19 @@ def test_eval_labels_scans_a_directory_and_scores_curator_labels(tmp_path: Path,
     out = capsys.readouterr().out
     assert "Labelled captures: 24 (5 off-topic = positive class). Matched to a result: 24." in out
     assert "| overall | - | 24 |" in out
+
+
+def test_a_gold_directory_is_scanned_for_results_and_for_tune(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """`eval DIR --results` and `tune DIR` scan the directory themselves (the real engine)."""
+    gold = make_gold_dir(tmp_path / "gold")
+    res = tmp_path / "res.json"
+    assert main(["eval", str(gold), "--results", str(res), "--folds", "2", "--seeds", "0", "-j", "1",
+                 "--no-progress"]) == 0
+    block = json.loads(res.read_text())["collections"]["gold"]
+    assert block["result"] == "scanned by this run" and block["matched"] == 24 and block["positives"] == 4
+    assert block["overall"]["tp"] == 4 and block["cv"]["folds"] == 2
+    capsys.readouterr()
+    # 4 off-topic captures: too few for 2 folds (8 needed), said in one line after the scan
+    assert main(["tune", str(gold), "--folds", "2", "-j", "1", "--no-progress"]) == 2
+    assert "too few labels to tune: 4 off-topic" in capsys.readouterr().err
