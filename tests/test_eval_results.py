@@ -115,7 +115,15 @@ def test_update_raises_freely_and_lowers_only_with_a_reason(tmp_path: Path) -> N
     with pytest.raises(InputError):
         update_floors(path, {"collections": {"c": worse}}, "   ")
     assert path.read_text() == before  # nothing written
-    (lowered,) = update_floors(path, {"collections": {"c": worse}}, "profile rule removed (issue 30)")
+    # a rise is written even while another floor's fall is refused
+    mixed = copy.deepcopy(worse)
+    mixed["overall"]["precision"] += 0.05  # type: ignore[index]
+    with pytest.raises(InputError, match=r"refusing to lower 1 floor\(s\) without --reason \(1 other change"):
+        update_floors(path, {"collections": {"c": mixed}})
+    after = load_floors(path)["collections"]["c"]
+    assert after["overall.precision"]["floor"] > json.loads(before)["collections"]["c"]["overall.precision"]["floor"]
+    assert after["overall.f1"] == json.loads(before)["collections"]["c"]["overall.f1"]
+    (lowered,) = update_floors(path, {"collections": {"c": mixed}}, "profile rule removed (issue 30)")
     assert lowered.startswith("c overall.f1: lowered")
     entry = load_floors(path)["log"][-1]
     assert entry["figure"] == "overall.f1" and entry["reason"] == "profile rule removed (issue 30)"

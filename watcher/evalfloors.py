@@ -137,14 +137,16 @@ def update_floors(path: str | os.PathLike[str], results: Mapping[str, Any], reas
 
     A floor that rises, or a new one, is written freely.  A floor that would
     fall, or disappear, is written only with ``reason`` (recorded in the
-    file's log with every change); without one nothing is written and an
-    :class:`InputError` names every floor that would fall.
+    file's log with every change).  Without one, such a floor keeps its
+    value, the rises are still written (one figure's noise must not block
+    another's gain), and an :class:`InputError` then names every floor that
+    was not lowered.
     """
     data = load_floors(path, missing_ok=True)
-    data["rule"] = RULE
     when = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     reason = (reason or "").strip() or None
     changes: list[tuple[str, str, float | None, float | None, bool]] = []  # collection, key, old, new, lowers
+    refused: list[str] = []
     new_collections = dict(data["collections"])
     for name, block in results.get("collections", {}).items():
         if collections and name not in collections:
@@ -155,29 +157,33 @@ def update_floors(path: str | os.PathLike[str], results: Mapping[str, Any], reas
         for key in sorted(set(old) | set(new)):
             o = old.get(key, {}).get("floor")
             n = new.get(key, {}).get("floor")
-            if n is None:
+            lowers = o is not None and (n is None or n < o - EPS)
+            if lowers and reason is None:
+                refused.append(f"{name} {key} {o} -> {'(dropped)' if n is None else n}")
+                merged[key] = old[key]
+            elif n is None:
                 changes.append((name, key, o, None, True))
-                continue
-            if o is None or abs(n - o) > EPS:
-                changes.append((name, key, o, n, o is not None and n < o))
+            elif o is None or abs(n - o) > EPS:
+                changes.append((name, key, o, n, lowers))
                 merged[key] = new[key]
             else:
                 merged[key] = old[key]
         new_collections[name] = merged
-    lowered = [c for c in changes if c[4]]
-    if lowered and reason is None:
-        listed = "; ".join(f"{c} {k} {o} -> {'(dropped)' if n is None else n}" for c, k, o, n, _ in lowered)
-        raise InputError(f"refusing to lower {len(lowered)} floor(s) without --reason: {listed}",
-                         reason="floors_lowered")
-    data["collections"] = new_collections
-    log = list(data.get("log") or [])
     lines = []
-    for c, k, o, n, lowers in changes:
-        why = reason or ("figure rose" if o is not None else "new floor")
-        log.append({"when": when, "collection": c, "figure": k, "from": o, "to": n, "reason": why})
-        verb = "added" if o is None else ("dropped" if n is None else ("lowered" if lowers else "raised"))
-        lines.append(f"{c} {k}: {verb} {'' if o is None else f'{o} -> '}{'-' if n is None else n}")
-    data["log"] = log
-    ordered = {"schema": SCHEMA, "rule": RULE, **{k: v for k, v in data.items() if k not in ("schema", "rule")}}
-    Path(path).write_text(json.dumps(ordered, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    if changes:
+        data["collections"] = new_collections
+        log = list(data.get("log") or [])
+        for c, k, o, n, lowers in changes:
+            why = reason or ("figure rose" if o is not None else "new floor")
+            log.append({"when": when, "collection": c, "figure": k, "from": o, "to": n, "reason": why})
+            verb = "added" if o is None else ("dropped" if n is None else ("lowered" if lowers else "raised"))
+            lines.append(f"{c} {k}: {verb} {'' if o is None else f'{o} -> '}{'-' if n is None else n}")
+        data["log"] = log
+        ordered = {"schema": SCHEMA, "rule": RULE,
+                   **{k: v for k, v in data.items() if k not in ("schema", "rule")}}
+        Path(path).write_text(json.dumps(ordered, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    if refused:
+        done = f" ({len(lines)} other change(s) written)" if lines else ""
+        raise InputError(f"refusing to lower {len(refused)} floor(s) without --reason{done}: {'; '.join(refused)}",
+                         reason="floors_lowered")
     return lines
