@@ -43,6 +43,18 @@ def test_a_voter_that_helps_in_every_fold_is_recommended(tmp_path: Path) -> None
     assert measures["tfintersection"] == 1.0 and 0.07 <= measures["cosine"] <= 0.15
 
 
+def test_a_voter_that_only_adds_false_positives_is_dropped(tmp_path: Path) -> None:
+    labels, result = make_case(tmp_path, n_timemaps=40, helpful=False, noisy_voter=True)
+    voting = {"tfintersection": 1.0, "wordcount": -0.95}
+    rep = tune_labels(match_results(labels, result), voting, PolicyConfig(), k=5, seeds=(0, 1))
+    drop = next(c for c in rep.candidates if c.drop == "wordcount")
+    assert drop.against == "checks OR voters at the current thresholds" and drop.thresholds == []
+    assert rep.chosen is drop and drop.wins >= 8
+    assert rep.overlay == {"engine": {"measures": {"tfintersection": 1.0}}}
+    keep = next(c for c in rep.candidates if c.drop == "tfintersection")
+    assert not keep.supported and keep.mean_gain < 0
+
+
 def test_cli_writes_only_the_keys_that_change_and_the_overlay_loads(tmp_path: Path,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     labels, result = make_case(tmp_path, n_timemaps=40, helpful=True)

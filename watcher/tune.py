@@ -16,7 +16,8 @@ measures under the configured policy), judged against the same rule at the
 current thresholds (the engine's verdict also reads what a history remembers,
 which no threshold stands for: comparing with it would blame the thresholds
 for the rule's simplification); and, under policy ``any``, each scored measure
-that does not vote added as a voter, judged against the current verdict.
+that does not vote added as a voter, judged against the current verdict, and
+each voter (of two or more) dropped, judged as the re-tuned thresholds are.
 
 Too few labels say nothing: with fewer than :data:`MIN_POSITIVES_PER_FOLD`
 off-topic captures in a held-out fold, one capture moves that fold's F1 by
@@ -59,6 +60,7 @@ class Candidate:
     rule: Rule
     change: str  # what the overlay would do, in words
     against: str = "the current verdict"  # what the gain is measured against
+    drop: str | None = None  # a voter removed (nothing tuned) rather than thresholds fitted
     f1: list[float] = field(default_factory=list)  # held-out F1 per fold (every seed)
     gain: list[float] = field(default_factory=list)  # held-out F1 minus that of ``against``, same fold
     thresholds: list[dict[str, float | None]] = field(default_factory=list)  # tuned per fold
@@ -97,7 +99,7 @@ class TuneReport:
             "captures": self.captures, "positives": self.positives, "timemaps": self.timemaps,
             "folds": self.folds, "seeds": list(self.seeds),
             "current_f1": _spread(self.current),
-            "candidates": [{"name": c.rule.name, "change": c.change, "f1": _spread(c.f1),
+            "candidates": [{"name": c.rule.name, "change": c.change, "drop": c.drop, "f1": _spread(c.f1),
                             "against": c.against,
                             "gain": {"mean": c.mean_gain, "sd": c.sd_gain}, "folds_gaining": c.wins,
                             "folds": len(c.gain), "supported": c.supported, "fold_thresholds": c.thresholds}
@@ -131,6 +133,10 @@ def candidates(t: Table, voting: Mapping[str, float | None], policy: PolicyConfi
     if policy.kind == "any":
         out += [Candidate(Rule(f"add voter {m}", "verdict", (m,), with_default=True), f"add {m} as a voter")
                 for m in sorted(t.scores) if m not in voting]
+        if len(vote) > 1:
+            out += [Candidate(Rule(f"drop voter {m}", "verdict", tuple(v for v in vote if v != m), True, policy),
+                              f"stop {m} voting", "checks OR voters at the current thresholds", drop=m)
+                    for m in vote]
     return out
 
 
@@ -153,28 +159,39 @@ def tune_labels(matched: Matched, voting: Mapping[str, float | None], policy: Po
     t = build_table(matched)
     check_enough(t, k)
     cands = candidates(t, voting, policy)
+    tuned = [c for c in cands if c.drop is None]
     current: list[float] = []
-    rules = [Rule("default", "default"), *(c.rule for c in cands)]
+    rules = [Rule("default", "default"), *(c.rule for c in tuned)]
+    every_voter = Rule("voters", "verdict", tuple(m for m in voting if m in t.scores), True, policy)
     for seed in seeds:
         rep = cross_validate(matched, k, seed, voting=list(voting), policy=policy, rules=rules)
         base = [float(f["f1"]) for f in rep.results[0].folds]
         current += base
         fold_of = assign_folds(t.groups, list(t.positive), k, seed)  # as cross_validate assigns them
         rows = np.array([fold_of[g] for g in t.groups], dtype=np.int64)
-        for c, rr in zip(cands, rep.results[1:], strict=True):
+        fixed_all = _fixed_f1(t, every_voter, rows, k)
+        for c, rr in zip(tuned, rep.results[1:], strict=True):
             f1s = [float(f["f1"]) for f in rr.folds]
-            ref = base if c.rule.with_default else _fixed_f1(t, c.rule, rows, k)
+            ref = base if c.rule.with_default else fixed_all
             c.f1 += f1s
             c.gain += [a - b for a, b in zip(f1s, ref, strict=True)]
             c.thresholds += [dict(f["thresholds"]) for f in rr.folds]
+        for c in cands:
+            if c.drop is not None:  # nothing to fit: the other voters at their thresholds, fold by fold
+                f1s = _fixed_f1(t, c.rule, rows, k)
+                c.f1 += f1s
+                c.gain += [a - b for a, b in zip(f1s, fixed_all, strict=True)]
     supported = sorted((c for c in cands if c.supported), key=lambda c: -c.mean_gain)
     chosen = supported[0] if supported else None
     overlay = None
     if chosen is not None:
-        fitted = tune(t, chosen.rule, np.ones(t.n, dtype=bool))
-        measures: dict[str, float | None] = dict(voting) if chosen.rule.with_default else {}
-        measures.update(fitted)
-        overlay = {"engine": {"measures": {m: (None if v is None else float(v)) for m, v in measures.items()}}}
+        fitted = {} if chosen.drop is not None else tune(t, chosen.rule, np.ones(t.n, dtype=bool))
+        measures: dict[str, float | None] = {**voting, **fitted}
+        # a fitted None flags nothing: that measure does not vote (in the config, None would mean
+        # the measure's default threshold, not "off")
+        dropped = {m for m, v in fitted.items() if v is None} | ({chosen.drop} if chosen.drop else set())
+        overlay = {"engine": {"measures": {m: (None if v is None else float(v)) for m, v in measures.items()
+                                           if m not in dropped}}}
     return TuneReport(t.n, int(t.positive.sum()), len(set(t.groups)), k, tuple(seeds), current, cands, chosen,
                       overlay)
 
@@ -192,9 +209,12 @@ def format_tune(rep: TuneReport, top: int = 8) -> str:
              "average, larger than its sd over the folds, and positive in more than half of the folds.", "",
              "| candidate | held-out F1 | gain, mean ± sd | against | folds gaining | supported |",
              "|---|--:|--:|---|--:|---|"]
-    # the re-tuned thresholds first (the usual question), then the supported, then by gain
-    ranked = sorted(rep.candidates, key=lambda c: (c.rule.kind != "verdict" or c.rule.with_default,
-                                                   not c.supported, -c.mean_gain))[:top]
+    # the re-tuned thresholds first (the usual question), then the voters dropped, then those added;
+    # within each, the supported first, then by gain
+    def order(c: Candidate) -> tuple[int, bool, float]:
+        return (2 if c.rule.with_default else 1 if c.drop else 0), not c.supported, -c.mean_gain
+
+    ranked = sorted(rep.candidates, key=order)[:top]
     for c in ranked:
         s = _spread(c.f1)
         lines.append(f"| {c.rule.name} | {s['mean']:.3f} ± {s['sd']:.3f} | {c.mean_gain:+.3f} ± {c.sd_gain:.3f} "
@@ -208,9 +228,10 @@ def format_tune(rep: TuneReport, top: int = 8) -> str:
     else:
         c = rep.chosen
         ths = sorted({f"{v:g}" for th in c.thresholds for v in th.values() if v is not None})
+        fitted = ("nothing fitted" if c.drop else
+                  f"thresholds tuned per fold: {', '.join(ths) or '-'}; the overlay's are fitted on all labels")
         lines.append(f"Recommendation: **{c.change}** ({c.rule.name}): held-out gain {c.mean_gain:+.3f} ± "
-                     f"{c.sd_gain:.3f}, positive in {c.wins} of {len(c.gain)} folds; thresholds tuned per fold: "
-                     f"{', '.join(ths) or '-'}; the overlay's are fitted on all labels.")
+                     f"{c.sd_gain:.3f}, positive in {c.wins} of {len(c.gain)} folds; {fitted}.")
     return "\n".join(lines) + "\n"
 
 
@@ -228,7 +249,7 @@ def overlay_text(rep: TuneReport) -> str:
 
 
 _DESCRIPTION = """Calibrate on labels.  Each candidate change (the voting thresholds re-tuned; a scored measure
-added as a voter) is fitted on training folds and judged on the held-out fold (grouped by history,
+added as a voter; a voter dropped) is fitted on training folds and judged on the held-out fold (grouped by history,
 several fold seeds) against what it would change.  A change is recommended, and its config overlay
 written, only when its held-out F1 gain is positive on average, larger than its sd over the folds,
 and positive in more than half of them; otherwise nothing is written."""
