@@ -1,10 +1,12 @@
 """The floors gate: the figures of the shared gold (from the session's default scan) and of the
 deep-page collection built from the shared newspaper pages must stay at or above the floors pinned
 in bench/floors.json (moved only by ``driftline eval --update-floors``, which refuses to lower a
-floor without a reason)."""
+floor without a reason); and the checked-in results files the docs' tables come from must hold
+the figures the code gives now."""
 
 from __future__ import annotations
 
+import json
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,23 @@ FLOORS = Path(__file__).resolve().parent.parent / "bench" / "floors.json"
 COLLECTION = "gold-1068"
 DEEP = "deep-pages"
 HOW = "'driftline eval COLLECTION --collection NAME --update-floors bench/floors.json [--reason ...]'"
+
+
+RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
+REGENERATE = {
+    COLLECTION: "driftline eval GOLD_DIR --collection gold-1068 --results docs/results/gold-1068.json",
+    DEEP: "python bench/deep_pages_eval.py --keep deep/ --seeds 0 && "
+          "driftline eval deep/ --collection deep-pages --results docs/results/deep-pages.json",
+}
+
+
+def _fresh(name: str, block: dict[str, Any]) -> None:
+    """The docs' tables come from the checked-in results file: it must say what the code does now."""
+    checked_in = json.loads((RESULTS / f"{name}.json").read_text())["collections"][name]
+    for key in ("overall", "timemap", "macro_f1"):
+        assert checked_in[key] == block[key], (
+            f"docs/results/{name}.json is stale ({key}: {checked_in[key]} in the file, {block[key]} now); "
+            f"regenerate it: {REGENERATE[name]}")
 
 
 def _gate(name: str, block: dict[str, Any]) -> None:
@@ -38,8 +57,10 @@ def _gate(name: str, block: dict[str, Any]) -> None:
 @pytest.mark.timeout(900)
 def test_gold_figures_stay_above_their_floors(gold_dir: Path, gold_scan: Path) -> None:
     cfg = load_config()
-    _gate(COLLECTION, collection_results(gold_dir / "labels.tsv", gold_scan, voting=list(cfg.engine.measures),
-                                         policy=cfg.engine.policy))
+    block = collection_results(gold_dir / "labels.tsv", gold_scan, voting=list(cfg.engine.measures),
+                               policy=cfg.engine.policy)
+    _gate(COLLECTION, block)
+    _fresh(COLLECTION, block)
 
 
 @pytest.mark.shared
@@ -61,5 +82,6 @@ def test_deep_page_figures_stay_above_their_floors(shared_data: Path, tmp_path: 
     it = iter_histories([str(coll)], cfg)
     out = tmp_path / "out.jsonl"
     write_results(score_histories(it, cfg, workers=2), str(out), "jsonl", cfg, it.uri_t)
-    _gate(DEEP, collection_results(coll / "labels.tsv", out, voting=list(cfg.engine.measures),
-                                   policy=cfg.engine.policy))
+    block = collection_results(coll / "labels.tsv", out, voting=list(cfg.engine.measures), policy=cfg.engine.policy)
+    _gate(DEEP, block)
+    _fresh(DEEP, block)
