@@ -200,3 +200,8 @@ def test_eval_labels_scores_the_result_against_curator_labels(tmp_path: Path,
     theirs = capsys.readouterr().out
     assert f"`{curator}`" in theirs and theirs != own
     assert main(["eval", "--labels", str(curator), str(result), str(result)]) == 2
+    res = tmp_path / "res.json"
+    assert main(["eval", "--labels", str(curator), str(result), "--results", str(res), "--folds", "3"]) == 0
+    block = load_results_file(res)["collections"]["curator"]  # named after the curator's labels
+    assert block["result"].endswith("/result.json")
+    assert block["positives"] == sum(1 for r in curator.read_text().splitlines()[1:] if r.endswith("\t0"))

@@ -121,8 +121,12 @@ def add_options(e: argparse.ArgumentParser) -> None:
 
 
 def _collection_name(args: argparse.Namespace, labels: Path) -> str:
+    """``--collection``, else the curator labels' file name, else the gold directory's name."""
     if args.collection:
         return str(args.collection)
+    if args.labels_source:
+        return "review-store" if is_store(args.labels_source) and "://" in args.labels_source \
+            else Path(args.labels_source).stem
     return (labels if labels.is_dir() else labels.parent).resolve().name or "collection"
 
 
@@ -177,7 +181,7 @@ def _as_code(args: argparse.Namespace, cfg: Config, labels: Path, result: Path) 
         for line in update_floors(args.update_floors, data, args.reason, collections=[name]) or ["no floor moved"]:
             print(f"floors: {line}")
     if args.check_floors:
-        checked, failures = check_floors(data, load_floors(args.check_floors))
+        checked, failures = check_floors({"collections": {name: block}}, load_floors(args.check_floors))
         for line in failures:
             log.error("below floor: %s", line)
         if not checked:
