@@ -205,3 +205,30 @@ def test_eval_labels_scores_the_result_against_curator_labels(tmp_path: Path,
     block = load_results_file(res)["collections"]["curator"]  # named after the curator's labels
     assert block["result"].endswith("/result.json")
     assert block["positives"] == sum(1 for r in curator.read_text().splitlines()[1:] if r.endswith("\t0"))
+
+
+def test_eval_labels_reads_a_review_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Labels given on the review page, read straight from its SQLite store (the review feature's
+    export_gold), score the scan the curator reviewed."""
+    from tests.reviewdata import make_gold, scan_to
+    from watcher.review.ingest import open_input
+    from watcher.store.labels import Query
+
+    result = scan_to(make_gold(tmp_path), tmp_path / "result.json")
+    store_path = tmp_path / "review.sqlite"
+    store, review, _, _ = open_input(str(result), str(store_path))
+    try:
+        items = review.queue(Query()).items
+        off = [i for i in items if i.change == "off-topic"]
+        on = [i for i in items if i.change != "off-topic" and i.change != "baseline"][:3]
+        for i in off:
+            review.set_label(i.verdict_id, i.version, "off-topic")
+        for i in on:
+            review.set_label(i.verdict_id, i.version, "on-topic")
+    finally:
+        store.close()
+    assert len(off) == 2 and len(on) == 3
+    assert main(["eval", "--labels", str(store_path), str(result)]) == 0
+    out = capsys.readouterr().out
+    assert "Labelled captures: 5 (2 off-topic = positive class). Matched to a result: 5." in out
+    assert "| overall | - | 5 | 0 | 2 | 0 | 0 | 3 |" in out  # the curator agrees with every verdict
