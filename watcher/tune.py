@@ -2,7 +2,7 @@
 
 Why so careful: a threshold fitted to one collection looks better on that
 collection and usually worse on the next (re-tuning the voting thresholds on
-the shared gold scores 0.741 held out against the default's 0.798).  So every
+the shared gold scores below the shipped ones held out: docs/results/gold-1068.json).  So every
 candidate change is fitted on the training folds only and judged on the
 held-out fold (grouped by TimeMap, :mod:`watcher.crossval`), at several fold
 seeds, against what it would change on the same fold.  A change is recommended
