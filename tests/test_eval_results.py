@@ -210,7 +210,7 @@ def test_eval_labels_scores_the_result_against_curator_labels(tmp_path: Path,
 def test_eval_labels_reads_a_review_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Labels given on the review page, read straight from its SQLite store (the review feature's
     export_gold), score the scan the curator reviewed."""
-    from tests.reviewdata import make_gold, scan_to
+    from tests.fixtures.reviewdata import make_gold, scan_to
     from watcher.review.ingest import open_input
     from watcher.store.labels import Query
 
