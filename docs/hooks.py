@@ -8,9 +8,7 @@
 - ``operations/runbooks/*.md`` from ``deploy/runbooks/``: the runbooks stay beside the alert rules
   (each alert's ``runbook_url`` points there) and are published with the site.
 
-Pages that other work adds (listed in ``OPTIONAL_PAGES``) may be named in the nav before they exist:
-a missing one is left out of the nav with a log line, so ``mkdocs build --strict`` holds while they
-are being written. Any other missing nav target still fails the strict build.
+A nav target whose page does not exist fails the strict build.
 """
 
 from __future__ import annotations
@@ -30,48 +28,13 @@ log = logging.getLogger("mkdocs.hooks.driftline")
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Nav targets written by other work; each appears in the nav once its file exists.
-OPTIONAL_PAGES = frozenset({
-    "streaming/quickstart.md",
-    "streaming/kafka-clients.md",
-    "streaming/durable.md",
-    "review.md",
-    "tuning.md",
-    "doi.md",
-    "concepts/profiles.md",
-    "evaluation.md",
-})
-
-
-# --------------------------------------------------------------------------- nav
-
-
-def _prune(nav: list[Any], docs_dir: Path) -> list[Any]:
-    """The nav without the optional pages whose file does not exist (and without sections left empty)."""
-    out: list[Any] = []
-    for item in nav:
-        target: Any = item
-        title = None
-        if isinstance(item, dict) and len(item) == 1:
-            title, target = next(iter(item.items()))
-        if isinstance(target, list):
-            kept = _prune(target, docs_dir)
-            if kept:
-                out.append({title: kept} if title is not None else kept)
-            continue
-        if isinstance(target, str) and target in OPTIONAL_PAGES and not (docs_dir / target).is_file():
-            log.info("nav: %s is not written yet; left out of the nav", target)
-            continue
-        out.append(item)
-    return out
+# --------------------------------------------------------------------------- set-up
 
 
 def on_config(config: Any) -> Any:
     # The CLI reference must describe this checkout's code, not an installed copy of it.
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    if config.get("nav"):
-        config["nav"] = _prune(config["nav"], Path(config["docs_dir"]))
     return config
 
 

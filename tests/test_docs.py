@@ -9,6 +9,7 @@ configuration model, so neither can go stale as commands and settings are added.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -120,3 +121,15 @@ def test_runbooks_and_event_schema_are_published(site: Path) -> None:
         assert (site / "operations" / "runbooks" / runbook.stem / "index.html").is_file(), runbook.name
     schema = (site / "reference" / "event-schema" / "index.html").read_text(encoding="utf-8")
     assert "warc_filename" in schema
+
+
+def test_readme_headline_figures_are_the_results_files() -> None:
+    """The README's accuracy figures are the ones `driftline eval --results` wrote, not typed twice."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    gold = json.loads((ROOT / "docs/results/gold-1068.json").read_text(encoding="utf-8"))["collections"]["gold-1068"]
+    deep = json.loads((ROOT / "docs/results/deep-pages.json").read_text(encoding="utf-8"))["collections"]["deep-pages"]
+    o, cv = gold["overall"], gold["cv"]["default"]["f1"]
+    assert f"**{o['f1']:.3f}** (P {o['precision']:.3f}, R {o['recall']:.3f})" in readme
+    assert f"{cv['mean']:.3f} ± {cv['sd']:.3f}" in readme
+    d = deep["cv"]["default"]["f1"]
+    assert f"**{d['mean']:.3f} ± {d['sd']:.3f}**" in readme
