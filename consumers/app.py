@@ -48,6 +48,7 @@ from watcher.store import BaselineStore, open_store
 from watcher.watch import Watcher
 
 from .deadletter import DeadLetters
+from .lifecycle import close_parts
 from .logfilter import install_client_log_limit
 from .publisher import Publisher
 from .router import Router
@@ -235,30 +236,7 @@ class ConsumerApp:
                 except Exception:
                     log.exception("error stopping the %s consumer", runner.name)
         self.router = self.scorer = None
-        if self.metrics_server is not None:
-            await self.metrics_server.stop()
-            self.metrics_server = None
-        if self.publisher is not None:
-            await self.publisher.stop()
-            self.publisher = None
-        if self.acquirer is not None:
-            try:
-                await self.acquirer.close()
-            except Exception:
-                log.exception("error closing the acquirer")
-            self.acquirer = None
-        if self.renderer is not None:
-            try:
-                await self.renderer.close()
-            except Exception:
-                log.exception("error closing the browser")
-            self.renderer = None
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
-            self._executor = None
-        if self.store is not None:
-            self.store.close()
-            self.store = None
+        await close_parts(self)
         if self.broker is not None:
             await self.broker.stop()
             self.broker = None

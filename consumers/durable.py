@@ -62,6 +62,7 @@ from watcher.store.positions import DeadLetterRow, PositionStore, positions_of, 
 from watcher.watch import Watcher
 
 from .deadletter import DeadLetters
+from .lifecycle import close_parts
 from .messages import H_SRC_FORMAT, alert_message
 from .publisher import Outgoing, Publisher
 from .scorer import Scorer
@@ -251,32 +252,9 @@ class CrawlLogRunner:
             await asyncio.to_thread(store.mark_alert_sent, vid)
 
     async def stop(self) -> None:
-        if self.metrics_server is not None:
-            await self.metrics_server.stop()
-            self.metrics_server = None
         for tail in self.tails:
             tail.close()
-        if self.publisher is not None:
-            await self.publisher.stop()
-            self.publisher = None
-        if self.acquirer is not None:
-            try:
-                await self.acquirer.close()
-            except Exception:
-                log.exception("error closing the acquirer")
-            self.acquirer = None
-        if self.renderer is not None:
-            try:
-                await self.renderer.close()
-            except Exception:
-                log.exception("error closing the browser")
-            self.renderer = None
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
-            self._executor = None
-        if self.store is not None:
-            self.store.close()
-            self.store = None
+        await close_parts(self)
 
     async def __aenter__(self) -> CrawlLogRunner:
         await self.start()
