@@ -42,14 +42,17 @@ from watcher.errors import ConfigError, DriftlineError
 from watcher.events import check_formats
 from watcher.kafkasec import kafka_security_options
 from watcher.metrics import Metrics, MetricsServer
+from watcher.model import Verdict
 from watcher.recommend import Recommender
 from watcher.seeds.stream import SeedDistribution, SeedReporter
 from watcher.store import BaselineStore, open_store
+from watcher.store.labels import SQLReview, owed_versions
 from watcher.watch import Watcher
 
 from .deadletter import DeadLetters
 from .lifecycle import close_parts
 from .logfilter import install_client_log_limit
+from .messages import verdict_message
 from .publisher import Publisher
 from .router import Router
 from .runner import PartitionRunner
@@ -96,6 +99,14 @@ async def _tcp_open(bootstrap: str, timeout_s: float) -> bool:
             await writer.wait_closed()
         return True
     return False
+
+
+def _owed(store: BaselineStore) -> tuple[SQLReview | None, list[tuple[str, int]], list[Verdict]]:
+    """The review outbox of ``store`` (None when nobody reviewed there) and the verdicts it owes."""
+    review = owed_versions(store)
+    owed = review.owed() if review is not None else []
+    verdicts = [v for v in (store.get_verdict(i) for i, _ in owed) if v is not None]
+    return review, owed, verdicts
 
 
 class ConsumerApp:
@@ -185,6 +196,7 @@ class ConsumerApp:
             if k.create_topics:
                 self._tasks.append(asyncio.create_task(self._watch_topics(), name="driftline-topics"))
             self._tasks.append(asyncio.create_task(self._watch_gauges(), name="driftline-gauges"))
+            self._tasks.append(asyncio.create_task(self._republish(), name="driftline-republish"))
             self.metrics.up.set(1)
         except BaseException:
             await self.stop()
@@ -329,6 +341,29 @@ class ConsumerApp:
                 for runner in (self.router, self.scorer):
                     if runner is not None:
                         runner.topics_recreated(topics)
+
+    async def _republish(self) -> None:
+        """Publish the verdict versions a curator's pin re-scored on the review page (the store's
+        outbox), then clear them: the stream's readers see the correction as a new version under
+        the same id, as they see a late capture's.  At least once: a crash between the send and the
+        clear sends a version again, which its id and version make recognisable."""
+        while True:
+            await asyncio.sleep(self.cfg.review.republish_interval_s)
+            if self.store is None or self.publisher is None:
+                continue
+            try:
+                review, owed, verdicts = await asyncio.to_thread(_owed, self.store)
+                if review is None or not owed:
+                    continue
+                k = self.cfg.kafka
+                await self.publisher.send_all(
+                    [(k.results_topic, v.history.encode("utf-8"), verdict_message(v), None) for v in verdicts])
+                await asyncio.to_thread(review.published, owed)
+                log.info("published %d verdict versions re-scored on the review page", len(verdicts))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the next round tries again; scoring goes on
+                log.warning("re-scored versions not published yet: %r", exc)
 
     async def _watch_gauges(self) -> None:
         while True:

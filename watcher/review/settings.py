@@ -26,3 +26,6 @@ class ReviewConfig(Frozen):
     # (render.executable_path), cached in screenshot_dir ("" = beside a SQLite store, <store>.shots/).
     screenshots: bool = True
     screenshot_dir: str = ""
+    # A running `driftline run` on the same store publishes the versions a pin re-scored to its results
+    # topic (the review page writes them to the store's outbox); it looks this often.
+    republish_interval_s: float = Field(default=5.0, gt=0)

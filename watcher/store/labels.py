@@ -83,8 +83,13 @@ CREATE TABLE IF NOT EXISTS review_sources (verdict_id TEXT PRIMARY KEY, locator 
 CREATE TABLE IF NOT EXISTS review_muted (seed TEXT PRIMARY KEY, at DOUBLE PRECISION NOT NULL, reviewer TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS review_pins (
     history TEXT PRIMARY KEY, ts TEXT NOT NULL, at DOUBLE PRECISION NOT NULL, reviewer TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS review_outbox (
+    verdict_id TEXT NOT NULL, version INTEGER NOT NULL, at DOUBLE PRECISION NOT NULL, PRIMARY KEY (verdict_id, version)
 )
 """
+_OUTBOX = ("INSERT INTO review_outbox (verdict_id, version, at) VALUES (?, ?, ?) "
+           "ON CONFLICT (verdict_id, version) DO NOTHING")
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,9 +419,27 @@ class SQLReview:
         """Store new versions of stored verdicts (a re-scoring the curator asked for) and their queue rows."""
         from .codec import encode_verdict, verdict_to_dict
 
-        self._write("re-scored verdicts", [("UPDATE verdicts SET json = ?, status = ?, change = ? WHERE verdict_id = ?",
-                                            (encode_verdict(v), v.status, v.change, v.verdict_id)) for v in verdicts])
+        now = time.time()
+        statements: list[tuple[str, Sequence[Any]]] = []
+        for v in verdicts:  # the new version and its place in the outbox: one transaction
+            statements.append(("UPDATE verdicts SET json = ?, status = ?, change = ? WHERE verdict_id = ?",
+                               (encode_verdict(v), v.status, v.change, v.verdict_id)))
+            statements.append((_OUTBOX, (v.verdict_id, v.version, now)))
+        self._write("re-scored verdicts", statements)
         self.put_items([item_row(verdict_to_dict(v)) for v in verdicts])
+
+    # -- re-scored versions owed to the results topic -----------------------------
+
+    def owed(self, limit: int = 500) -> list[tuple[str, int]]:
+        """Re-scored verdict versions (id, version) not yet published: a running ``driftline run``
+        on this store sends them to its results topic (:meth:`published` once acknowledged), so a
+        pin made on the review page reaches the stream's readers as new versions."""
+        return [(str(r[0]), int(r[1])) for r in self._rows(
+            "SELECT verdict_id, version FROM review_outbox ORDER BY at, verdict_id, version LIMIT ?", (limit,))]
+
+    def published(self, owed: Sequence[tuple[str, int]]) -> None:
+        self._write("published versions", [("DELETE FROM review_outbox WHERE verdict_id = ? AND version = ?", o)
+                                           for o in owed])
 
 
 class MemoryReview(SQLReview):
@@ -451,6 +474,7 @@ class MemoryReview(SQLReview):
                 for i, (k, old) in enumerate(rows):
                     if old.verdict_id == v.verdict_id:
                         rows[i] = (k, v)
+        self._write("re-scored verdicts", [(_OUTBOX, (v.verdict_id, v.version, time.time())) for v in verdicts])
         self.put_items([item_row(verdict_to_dict(v)) for v in verdicts])
 
 
@@ -487,3 +511,21 @@ def seed_muted(store: Any, seed: str) -> bool:
             return store._run(c, "SELECT 1 FROM review_muted WHERE seed = ?", (seed,)).fetchone() is not None
     except StoreError:  # no review_muted table: never reviewed
         return False
+
+
+def owed_versions(store: Any) -> SQLReview | None:
+    """The review data of ``store`` when a curator has re-scored anything there (its outbox may hold
+    versions owed to the results topic), else ``None``: a store nobody reviewed gets no tables."""
+    from .memory import MemoryStore
+    from .sqlbase import SQLStore
+
+    if isinstance(store, MemoryStore):
+        return _MEMORY.get(store)
+    if not isinstance(store, SQLStore):
+        return None
+    try:
+        with store._read() as c:
+            store._run(c, "SELECT 1 FROM review_outbox LIMIT 1").fetchone()
+    except StoreError:  # no review tables: never reviewed
+        return None
+    return SQLReview(store)
