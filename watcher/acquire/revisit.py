@@ -42,9 +42,13 @@ log = logging.getLogger(__name__)
 
 # Other WARC files of the revisit's folder searched (newest first) when its own file lacks the original:
 # a crawl's deduplication mostly points into its own recent files, and each file searched is read whole
-# once (4-35 MB/s compressed, measured on the shared WARCs: a 1 GB WARC takes 30 s to 4 min).  The cache
-# holds every file one lookup searches, so lookups never evict each other's indexes.
-MAX_OTHER_FILES = 3
+# once (4-35 MB/s compressed, measured on the shared WARCs: a 1 GB WARC takes 30 s to 4 min).  So the
+# search takes the newest files up to MAX_OTHER_BYTES (at least MIN_OTHER_FILES of them, at most
+# MAX_OTHER_FILES): a folder of small files is searched whole, whatever order a copy gave their times.
+# The cache holds every file one lookup searches, so lookups never evict each other's indexes.
+MIN_OTHER_FILES = 3
+MAX_OTHER_FILES = 32
+MAX_OTHER_BYTES = 256 * 1024 * 1024
 _CACHED_FILES = MAX_OTHER_FILES + 3
 _WARC_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".warc.open", ".warc.gz.open")
 
@@ -128,16 +132,24 @@ class RevisitFinder:
 
     def _candidates(self, path: Path) -> list[str]:
         """The revisit's own file, then the other WARC files of its folder, newest first."""
-        others: list[tuple[float, str]] = []
+        others: list[tuple[float, str, int]] = []
         try:
             with os.scandir(path.parent) as it:
                 for item in it:
                     if item.name != path.name and item.name.endswith(_WARC_SUFFIXES) and item.is_file():
-                        others.append((item.stat().st_mtime, item.path))
+                        st = item.stat()
+                        others.append((-st.st_mtime, item.name, st.st_size))
         except OSError:
             pass
-        others.sort(reverse=True)
-        return [str(path), *(p for _, p in others[:MAX_OTHER_FILES])]
+        others.sort()  # newest first, ties by name: the same order on every machine
+        chosen: list[str] = []
+        total = 0
+        for _, name, size in others[:MAX_OTHER_FILES]:
+            if len(chosen) >= MIN_OTHER_FILES and total + size > MAX_OTHER_BYTES:
+                break
+            chosen.append(str(path.parent / name))
+            total += size
+        return [str(path), *chosen]
 
     def find(self, path: Path, data: bytes) -> Resolved:
         """The original of the revisit record ``data`` read from ``path``; :class:`AcquireError` if none is found."""
