@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,25 +33,13 @@ from typing import Any, TextIO
 from aiohttp import web
 
 from ..config import Config
+from ..ports import free_port, port_free
 from .doi_site import Story, stories
 
 RECHECK_S = 5.0  # while the demo waits for Ctrl-C, every DOI is checked again this often
 ROUND_GAP_S = 1.0  # between the demo's three rounds of checks
 
 
-def _free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
-
-
-def _port_free(host: str, port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind((host, port))
-        except OSError:
-            return False
-    return True
 
 
 @dataclass
@@ -111,7 +98,7 @@ class DoiDemo:
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         self._stack.push_async_callback(runner.cleanup)
-        port = _free_port()
+        port = free_port()
         await web.TCPSite(runner, "127.0.0.1", port).start()
         return f"http://127.0.0.1:{port}"
 
@@ -126,7 +113,7 @@ class DoiDemo:
             self.publisher = await self._serve(self._publisher_app())
             resolver = await self._serve(self._resolver_app()) + "/"
             d = self.base_cfg.doi
-            port = d.status_port if d.status_port > 0 and _port_free(d.status_host, d.status_port) else _free_port()
+            port = d.status_port if d.status_port > 0 and port_free(d.status_host, d.status_port) else free_port()
             self.cfg = doi_demo_config(self.base_cfg, self.workdir, resolver, port)
             self.monitor = await self._stack.enter_async_context(open_monitor(self.cfg, render=False))
             self.status_url = await self._stack.enter_async_context(

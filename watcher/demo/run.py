@@ -26,7 +26,6 @@ import json
 import logging
 import shutil
 import signal
-import socket
 import sys
 import tempfile
 import time
@@ -40,6 +39,7 @@ from ..canonical import url_key
 from ..config import Config
 from ..errors import DriftlineError
 from ..model import Behaviour
+from ..ports import free_port, port_free
 from .crawl import CAPTURES_PER_SEED, DemoCrawl, build_demo_warc
 from .doi import DoiDemo, DoiDemoResult, print_doi_summary
 
@@ -48,19 +48,6 @@ log = logging.getLogger(__name__)
 DEMO_TOPIC = "heritrix-crawl-log"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _port_free(host: str, port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind((host, port))
-        except OSError:
-            return False
-    return True
 
 
 def demo_config(cfg: Config, workdir: Path) -> Config:
@@ -70,7 +57,7 @@ def demo_config(cfg: Config, workdir: Path) -> Config:
     kafka = cfg.kafka.model_copy(update={
         "bootstrap_servers": None,
         "embedded_broker": True,
-        "embedded_port": _free_port(),
+        "embedded_port": free_port(),
         "group_id": f"driftline-demo-{uuid.uuid4().hex[:8]}",
         "input_topics": {DEMO_TOPIC: "heritrix-kafka"},
         # One process, one member per group: short timeouts make the first group
@@ -87,8 +74,8 @@ def demo_config(cfg: Config, workdir: Path) -> Config:
     })
     render = cfg.render.model_copy(update={"enabled": False})
     metrics = cfg.metrics
-    if metrics.enabled and not _port_free(metrics.host, metrics.port):
-        port = _free_port()
+    if metrics.enabled and not port_free(metrics.host, metrics.port):
+        port = free_port()
         log.warning("metrics port %d is in use; the demo serves metrics on port %d", metrics.port, port)
         metrics = metrics.model_copy(update={"port": port})
     return cfg.model_copy(update={
