@@ -172,7 +172,7 @@ def _history(store_cfg: StoreConfig) -> list[Verdict]:
     try:
         for v in vs:
             store.put_verdict(v)
-        listed = list(store.all_verdicts())  # type: ignore[attr-defined]
+        listed = list(store.all_verdicts())
     finally:
         store.close()
     return listed

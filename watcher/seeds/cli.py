@@ -68,10 +68,7 @@ def verdicts_of(source: str | None, cfg: Config) -> Iterator[Verdict]:
         raise InputError(f"no store at {store_cfg.path} (give a store or a scan result)", reason="missing_input")
     store = open_store(store_cfg)
     try:
-        all_verdicts = getattr(store, "all_verdicts", None)
-        if all_verdicts is None:
-            raise InputError(f"the {store_cfg.backend} store cannot list its verdicts", reason="unsupported_store")
-        yield from all_verdicts()
+        yield from store.all_verdicts()
     finally:
         store.close()
 

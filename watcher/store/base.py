@@ -9,7 +9,7 @@ a capture twice changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -72,5 +72,8 @@ class BaselineStore(Protocol):
 
     def histories_off_topic(self) -> int:
         """Number of histories whose newest verdict is off-topic (a gauge)."""
+
+    def all_verdicts(self) -> Iterator[Verdict]:
+        """Every stored verdict (its newest version), history by history in capture order."""
 
     def close(self) -> None: ...
