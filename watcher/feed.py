@@ -346,63 +346,30 @@ def _real(path: str) -> str:
 
 
 class LogFollower:
-    """New complete lines of a growing ``crawl.log``, across rotation.
+    """New complete lines of a growing ``crawl.log``, across rotation and truncation: the durable
+    path's follower (:class:`watcher.crawlfollow.follow.Tail`, unbuffered reads that a truncation
+    cannot fool, rotated files drained first, copytruncate copies found) without a stored position.
 
-    :meth:`read` returns the lines appended since the last call (a line
-    still being written waits for its newline).  Rotation (Heritrix renames
-    ``crawl.log`` and opens a new one) is noticed by the file at ``path``
-    changing identity: the old file is read to its end first, then the new
-    one from its start.  A file truncated in place is read again from its
-    start.  ``from_start``: also the lines already in the file.
+    :meth:`read` returns the lines appended since the last call (a line still being written waits
+    for its newline).  ``from_start``: also the lines already in the file.
     """
 
-    def __init__(self, path: str, *, from_start: bool = True) -> None:
-        self.path = path
-        self._fh: Any = None
-        self._ino: tuple[int, int] | None = None
-        self._partial = ""
-        self._open(from_start)
+    _POLLS = 64  # reads of the follower per call: a rotation takes a few (notice, drain, switch)
 
-    def _open(self, from_start: bool) -> None:
-        try:
-            fh = open(self.path, encoding="utf-8", errors="replace", newline="")  # noqa: SIM115 - kept open
-        except FileNotFoundError:
-            self._fh, self._ino = None, None
-            return
-        st = os.fstat(fh.fileno())
-        if not from_start:
-            fh.seek(0, os.SEEK_END)
-        self._fh, self._ino, self._partial = fh, (st.st_dev, st.st_ino), ""
+    def __init__(self, path: str, *, from_start: bool = True) -> None:
+        from .crawlfollow.follow import Tail
+        from .crawlfollow.settings import CrawlLogConfig
+
+        self._tail = Tail(path, CrawlLogConfig(from_start=from_start), None)
 
     def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
-
-    def _drain(self) -> list[str]:
-        if self._fh is None:
-            return []
-        data = self._partial + self._fh.read()
-        *complete, self._partial = data.split("\n")
-        return [ln for ln in complete if ln.strip()]
+        self._tail.close()
 
     def read(self) -> list[str]:
-        if self._fh is None:
-            self._open(True)
-            return self._drain()
-        try:
-            st = os.stat(self.path)
-            current: tuple[int, int] | None = (st.st_dev, st.st_ino)
-            size = st.st_size
-        except FileNotFoundError:
-            current, size = None, 0
-        lines = self._drain()
-        if current is not None and current != self._ino:  # rotated: the old file is read out, now the new one
-            self.close()
-            self._open(True)
-            lines += self._drain()
-        elif current is not None and size < self._fh.tell():  # truncated in place
-            self._fh.seek(0)
-            self._partial = ""
-            lines += self._drain()
-        return lines
+        out: list[str] = []
+        for _ in range(self._POLLS):
+            lines = self._tail.read(1000)
+            out += [ln.data.decode("utf-8", "replace") for ln in lines if ln.data is not None and ln.data.strip()]
+            if not lines and self._tail.at_end:
+                break
+        return out
