@@ -20,12 +20,14 @@ import logging
 import signal
 from typing import Any
 
-from watcher.broker import EmbeddedBroker, ensure_topics
+from watcher.acquire.netguard import AddressPolicy
+from watcher.broker import EmbeddedBroker, broker_reachable, ensure_topics
 from watcher.config import Config
 from watcher.doi.monitor import DoiMonitor
-from watcher.doi.schedule import DoiScheduler, check_all, open_monitor
+from watcher.doi.schedule import DoiScheduler, check_all, check_resolver, open_monitor
 from watcher.doi.status import serve_status
 from watcher.errors import ConfigError
+from watcher.ports import port_free
 
 from .app import EXIT_INTERRUPTED
 from .publisher import Publisher
@@ -58,14 +60,14 @@ async def serve_monitor(cfg: Config, *, once: bool = False, stop: asyncio.Event 
     """Run the monitor until ``stop`` is set (or, with ``once``, for one round of checks).
 
     Returns 0, or 130 when SIGINT (Ctrl-C) stopped it, as ``driftline run`` does."""
+    check_resolver(cfg, AddressPolicy(cfg.acquire.allow_addresses))  # before a broker starts for nothing
     k = cfg.kafka
     broker = None
     received: list[signal.Signals] = []
     if k.bootstrap_servers is None:
         if not k.embedded_broker:
             raise ConfigError("kafka.bootstrap_servers is unset and kafka.embedded_broker is false")
-        broker = EmbeddedBroker(k.embedded_port)
-        await broker.start()
+        broker = await _embedded_broker(k.embedded_port)
     bootstrap = k.bootstrap_servers or f"127.0.0.1:{k.embedded_port}"
     producer = DoiProducer(cfg, bootstrap)
     try:
@@ -83,6 +85,26 @@ async def serve_monitor(cfg: Config, *, once: bool = False, stop: asyncio.Event 
         if broker is not None:
             await broker.stop()
     return EXIT_INTERRUPTED if signal.SIGINT in received else 0  # as driftline run: Ctrl-C is 130, SIGTERM 0
+
+
+async def _embedded_broker(port: int) -> EmbeddedBroker | None:
+    """The embedded broker ``doi run`` starts, or ``None`` when a Kafka broker already serves the port.
+
+    Why: beside ``driftline run`` on one machine, the port is held by that watcher's embedded broker,
+    and producing there is what the user wants (the watcher consumes the DOI events).  Before, a
+    second broker was started, died on the held port, and was still logged as started.  Now the
+    line says which broker is used; a port held by something that is not a broker is refused."""
+    if port_free("127.0.0.1", port, reuse_address=True):
+        broker = EmbeddedBroker(port)
+        await broker.start()
+        return broker
+    if await broker_reachable(f"127.0.0.1:{port}", 5.0):
+        log.info("127.0.0.1:%d already serves a Kafka broker (the embedded broker of a running `driftline run`?): "
+                 "producing to it; it keeps the DOI events only while it runs", port)
+        return None
+    raise ConfigError(f"cannot start the embedded broker on 127.0.0.1:{port}: the port is in use by something that "
+                      "is not a Kafka broker; choose another with kafka.embedded_port "
+                      "(DRIFTLINE__KAFKA__EMBEDDED_PORT) or set kafka.bootstrap_servers", reason="broker_port")
 
 
 async def _scheduled(cfg: Config, monitor: DoiMonitor, stop: asyncio.Event) -> None:

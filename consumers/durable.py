@@ -191,7 +191,7 @@ class CrawlLogRunner:
         self.renderer: RenderPool | None = None
         self.metrics_server: MetricsServer | None = None
         self._executor: ThreadPoolExecutor | None = None
-        self.lines = 0  # lines handled by this process (position moves included)
+        self.lines = 0  # crawl.log lines handled by this process (position moves not counted)
 
     async def start(self) -> None:
         cfg = self.cfg
@@ -277,7 +277,8 @@ class CrawlLogRunner:
                     break
                 await self._handle_retrying(line)
                 n += 1
-        self.lines += n
+                if line.data is not None:  # a line of the file, not a position move (a file opened or switched)
+                    self.lines += 1
         return n
 
     @property

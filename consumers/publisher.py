@@ -19,11 +19,16 @@ broker acknowledged is never sent twice by a retry.
 
 Idempotence: ``enable_idempotence=True`` (which forces ``acks="all"``) is
 asked for, but Tansu 0.6 (the embedded broker) answers InitProducerId v0 with
-an unknown error, although its ApiVersions lists InitProducerId v0-5.  So the
-capability is probed with one InitProducerId request of our own before the
-producer is made (aiokafka's producer would log an ERROR on every start);
-without it the publisher uses ``acks="all"`` without idempotence and says so
-once.  Nothing is lost by that: aiokafka keeps one
+an unknown error, although its ApiVersions lists InitProducerId v0-5.  The
+cause: aiokafka (0.14) speaks only v0 of that request, which carries no
+producer id and epoch fields, and Tansu takes the missing fields for an error
+(it logs ``producer=None epoch=None``); a v3 request with id -1 and epoch -1 is
+granted an id.  So the capability is probed with one InitProducerId request of
+our own before the producer is made (aiokafka's producer would log an ERROR on
+every start); without it the publisher uses ``acks="all"`` without
+idempotence.  For the embedded broker that is known in advance: no probe, a
+DEBUG line (a WARNING on every start read as trouble); another broker that
+refuses is worth a WARNING, once.  Nothing is lost by that: aiokafka keeps one
 in-flight batch per partition (order is kept on retries) and every message
 carries a deterministic id, so a duplicate from a retried send is
 recognisable.
@@ -115,7 +120,11 @@ class Publisher:
             await client.close()
 
     async def start(self) -> None:
-        if self.kafka.idempotent_producer and not await self.grants_producer_ids():
+        embedded = self.kafka.bootstrap_servers is None  # our Tansu: aiokafka's InitProducerId v0 always fails there
+        if self.kafka.idempotent_producer and embedded:
+            log.debug("embedded broker %s: producer without idempotence (Tansu refuses aiokafka's InitProducerId v0); "
+                      "acks=all, and ids make duplicates recognisable", self.bootstrap)
+        elif self.kafka.idempotent_producer and not await self.grants_producer_ids():
             log.warning("broker %s cannot give producer ids (InitProducerId fails); using acks=all without "
                         "idempotence (ids make duplicates recognisable)", self.bootstrap)
         elif self.kafka.idempotent_producer:

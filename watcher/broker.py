@@ -140,6 +140,13 @@ class EmbeddedBroker:
         """Start the broker and wait until it serves Kafka metadata requests."""
         if self.running:
             return
+        from .ports import port_free
+
+        if not port_free(self.host, self.port, reuse_address=True):
+            # Tansu would exit at once, while the readiness probe below might reach the broker that holds
+            # the port, and this one be logged as started (seen with `doi run` beside `run`).
+            raise BrokerError(f"cannot start the embedded broker on {self.bootstrap_servers}: the port is in use",
+                              reason="broker_port")
         out = open(self.log_path, "ab") if self.log_path is not None else subprocess.DEVNULL  # noqa: SIM115
         env = dict(os.environ)
         env.setdefault("RUST_LOG", "warn")
@@ -156,7 +163,6 @@ class EmbeddedBroker:
         finally:
             if out is not subprocess.DEVNULL:
                 out.close()  # type: ignore[union-attr]
-        log.info("started embedded Tansu broker pid %d on %s", self._proc.pid, self.bootstrap_servers)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
@@ -164,7 +170,10 @@ class EmbeddedBroker:
                 self._proc = None
                 raise BrokerError(f"embedded broker exited with code {code} (is port {self.port} in use?)")
             if await _port_open(self.host, self.port) and await broker_reachable(self.bootstrap_servers, 2.0):
-                return
+                if self._proc.poll() is None:  # ours answered, not another process that took the port meanwhile
+                    log.info("started embedded Tansu broker pid %d on %s", self._proc.pid, self.bootstrap_servers)
+                    return
+                continue
             await asyncio.sleep(0.1)
         await self.stop()
         raise BrokerError(f"embedded broker did not become ready on {self.bootstrap_servers} in {timeout_s:.0f}s")

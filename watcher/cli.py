@@ -173,8 +173,23 @@ def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
     return 0
 
 
+def _check_crawl_logs(paths: Sequence[str], *, once: bool) -> None:
+    """Refuse, in one line, a ``--crawl-log`` that can never be read: a directory (it printed a raw
+    ``[Errno 21]``) or, with ``--once``, a file that does not exist (it exited 0 having read nothing).
+    Without ``--once`` a missing file is followed once it appears (a crawl not started yet)."""
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            hint = f"; did you mean {p / 'crawl.log'}?" if (p / "crawl.log").is_file() else ""
+            raise ConfigError(f"--crawl-log {raw}: is a directory, not a crawl.log file{hint}", reason="usage")
+        if once and not p.exists():
+            raise ConfigError(f"--crawl-log {raw}: no such file (with --once there would be nothing to read; without "
+                              "--once it is followed once it appears)", reason="usage")
+
+
 def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
     if args.crawl_log:  # the durable single-machine path: follow crawl.log files, no broker
+        _check_crawl_logs(args.crawl_log, once=args.once)
         from consumers.durable import run_durable
 
         return run_durable(cfg, args.crawl_log, once=args.once)
@@ -186,7 +201,7 @@ def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
 def cmd_demo(args: argparse.Namespace, cfg: Config) -> int:
     from .demo.run import run_demo
 
-    return run_demo(cfg, once=args.once)
+    return run_demo(cfg, once=args.once, keep=Path(args.keep) if args.keep else None)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -243,6 +258,7 @@ exit status: 0 after SIGTERM or a drained --once, 130 after Ctrl-C (SIGINT), 2 w
 _DEMO_EXAMPLES = """examples:
   driftline demo           run the sample crawl, then serve /metrics until Ctrl-C
   driftline demo --once    run the sample crawl and exit (0 when every seed behaved as designed)
+  driftline demo --once --keep sample/   keep the sample WARC, its CDXJ index and crawl.log in sample/
 """
 
 
@@ -336,6 +352,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = add("demo", "feed a sample crawl through the embedded broker and show the verdicts", _DEMO_EXAMPLES)
     d.add_argument("--once", action="store_true", help="exit after the summary instead of serving /metrics")
+    d.add_argument("--keep", metavar="DIR", help="work in DIR (new or empty) and keep it: the sample WARC, its CDXJ "
+                   "index and crawl.log, and the store, for trying the other commands on")
     d.set_defaults(func=cmd_demo)
 
     from .doi.cli import register as register_doi

@@ -130,7 +130,13 @@ def describe(exc: ValidationError, *, file: str, sources: Mapping[Path, str],
 
 
 def _origin(path: Path, sources: Mapping[Path, str]) -> str | None:
-    return next((sources[path[:i]] for i in range(len(path), 0, -1) if path[:i] in sources), None)
+    """Where ``path`` (or the key that holds it) was set; else where a key under it was set: an unknown
+    section is reported at the section (``nosection``), while ``DRIFTLINE__NOSECTION__X`` set
+    ``nosection.x`` (it was blamed on the config file)."""
+    found = next((sources[path[:i]] for i in range(len(path), 0, -1) if path[:i] in sources), None)
+    if found is None and path:
+        found = next((origin for key, origin in sorted(sources.items()) if key[: len(path)] == path), None)
+    return found
 
 
 def line(path: Path, value: Any, expected: str, *, file: str, sources: Mapping[Path, str],

@@ -152,7 +152,7 @@ def crawl_log_line(msg: dict[str, Any]) -> str:
         msg["url"],
         dash(msg.get("hop_path")),
         dash(msg.get("via")),
-        dash(msg.get("mimetype")),
+        dash(truncate_mimetype(msg.get("mimetype"))),  # one field: a message may carry "text/html; charset=..."
         f"#{int(thread):03d}" if isinstance(thread, int) else "-",
         dash(msg.get("start_time_plus_duration")),
         dash(msg.get("content_digest")),
@@ -287,12 +287,15 @@ class FeedBuilder:
             return
         resolver = RevisitResolver(entries, self.cfg)
         loader = RecordLoader(self.cfg)
+        crawl_info = heritrix_metadata(path) if kind == "warc" else {}
         try:
             for entry in sorted(entries, key=lambda e: (e.path, e.offset)):
                 if entry.truncated:
                     self.stats.skipped["truncated"] += 1
                     continue
-                yield self._emit(self._entry_message(entry, resolver, loader), None)
+                msg = self._entry_message(entry, resolver, loader)
+                msg.update(crawl_info.get(entry.record_id or "", {}))
+                yield self._emit(msg, None)
         finally:
             loader.close()
 
@@ -334,11 +337,50 @@ class FeedBuilder:
             what = f"{folder} is not among acquire.warc_dirs" if folder is not None else \
                 f"WARC {name} is not under acquire.warc_dirs"
             self.warn(f"{what} ({dirs}): 'driftline run' will not find its WARC files; add the folder to "
-                      f"acquire.warc_dirs (or DRIFTLINE__ACQUIRE__WARC_DIRS)")
+                      f"acquire.warc_dirs (or DRIFTLINE__ACQUIRE__WARC_DIRS), in the watcher's configuration "
+                      f"too (each command reads its own)")
 
     def _emit(self, msg: dict[str, Any], line: str | None) -> FeedMessage:
         self.stats.sent += 1
         return FeedMessage(None, render(msg, self.fmt, line))
+
+
+def heritrix_metadata(path: str) -> dict[str, dict[str, Any]]:
+    """The seed, hop path and via of each capture of a Heritrix WARC, by the response record's id.
+
+    Why: a WARC fed through ``feed`` gave events without a seed or hop path, so no capture counted
+    as a seed and ``recommend.seeds_only`` kept every crawl-stop recommendation back, while the same
+    captures through their crawl.log gave them.  Heritrix writes what its crawl.log says into a
+    ``metadata`` record beside each response (``WARC-Concurrent-To`` its id): the label ``seed``
+    for a seed, else ``via``, ``hopsFromSeed`` and, with ``sourceTagSeeds``, ``sourceTag`` (the
+    seed).  A WARC without them (warcprox, Browsertrix) says nothing about seeds: its events carry
+    none, as before."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    out: dict[str, dict[str, Any]] = {}
+    try:
+        with open(path, "rb") as fh:
+            for record in ArchiveIterator(fh):
+                if record.rec_type != "metadata":
+                    continue
+                target = record.rec_headers.get_header("WARC-Concurrent-To")
+                url = record.rec_headers.get_header("WARC-Target-URI")
+                if not target or not url:
+                    continue
+                labels: dict[str, str] = {}
+                for raw in record.content_stream().read(65536).decode("utf-8", "replace").splitlines():
+                    name, _, value = raw.partition(":")
+                    labels[name.strip()] = value.strip()
+                if "seed" in labels:
+                    out[target] = {"seed": url, "hop_path": ""}
+                elif "hopsFromSeed" in labels:
+                    info: dict[str, Any] = {"hop_path": labels["hopsFromSeed"], "via": labels.get("via") or None}
+                    if labels.get("sourceTag"):
+                        info["seed"] = labels["sourceTag"]
+                    out[target] = info
+    except Exception as exc:  # warcio's errors are of many kinds; the captures are fed without it
+        log.warning("%s: Heritrix metadata records not read (%s): events carry no seed", path, exc)
+    return out
 
 
 def _real(path: str) -> str:

@@ -55,13 +55,34 @@ class TextFormatter(logging.Formatter):
         return line
 
 
+class StderrHandler(logging.StreamHandler[TextIO]):
+    """A handler writing to whatever ``sys.stderr`` is when a record comes, not when it was made.
+
+    Why: a handler holding the ``sys.stderr`` of the moment kept writing to it after it was closed:
+    every command run in-process by a test (pytest swaps and closes ``sys.stderr`` around each
+    test) left one that printed a "--- Logging error ---" block with a traceback for each later
+    record (``ValueError: I/O operation on closed file``), which a user running the suite read as
+    trouble.  The same goes for any embedding program that redirects ``sys.stderr``."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: TextIO) -> None:
+        """``StreamHandler.__init__`` and ``setStream`` assign it: the current stderr is always used."""
+
+
 def setup_logging(level: str = "INFO", fmt: str = "text", stream: TextIO | None = None) -> None:
     """Configure the root logger once (replacing handlers a previous call set).
 
     Kafka client chatter (aiokafka logs every rebalance at INFO) is kept at
     WARNING unless ``level`` is DEBUG.
     """
-    handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
+    handler: logging.StreamHandler[TextIO] = logging.StreamHandler(stream) if stream is not None else StderrHandler()
     handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
     handler.set_name("driftline")
     root = logging.getLogger()

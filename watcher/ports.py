@@ -13,9 +13,13 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
-def port_free(host: str, port: int) -> bool:
-    """Whether ``port`` on ``host`` can be bound now."""
+def port_free(host: str, port: int, *, reuse_address: bool = False) -> bool:
+    """Whether ``port`` on ``host`` can be bound now.  ``reuse_address``: whether a server that sets
+    SO_REUSEADDR (as the embedded broker does) could listen there: connections of a process that
+    just ended (TIME_WAIT) do not count, a listener does."""
     with socket.socket() as s:
+        if reuse_address:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
         except OSError:

@@ -162,7 +162,7 @@ class AddressPolicy:
         """Raise :class:`BlockedAddressError` unless ``address`` may be fetched."""
         why = self.refusal(address)
         if why is not None:
-            raise BlockedAddressError(f"refusing {host!r}: address {address} is {why}")
+            raise BlockedAddressError(f"refusing {host!r}: address {address} is {why}{admit_hint(why, address)}")
 
     def check_url(self, url: str) -> str:
         """Pre-flight check of one URL; returns its normalised host.
@@ -181,6 +181,17 @@ class AddressPolicy:
         if literal is not None:
             self.check_address(literal, host)
         return host
+
+
+def admit_hint(why: str, address: str) -> str:
+    """What to set to fetch a refused address on purpose (a local resolver, archive or test site):
+    the refusal names the key, so a user need not look for it in the docs.  Never for a cloud
+    metadata address (admitting one is for an operator who already knows the key)."""
+    if why not in ("loopback", "private", "link_local", "reserved", "not_global"):
+        return ""
+    cidr = f"{address}/{128 if ':' in address else 32}"
+    return (f" (to fetch it on purpose, admit it with acquire.allow_addresses, e.g. "
+            f"DRIFTLINE__ACQUIRE__ALLOW_ADDRESSES='[\"{cidr}\"]')")
 
 
 def ip_literal(host: str) -> str | None:

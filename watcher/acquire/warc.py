@@ -112,7 +112,10 @@ def find_warc(name: str, dirs: tuple[str, ...]) -> Path:
         for candidate in (Path(d) / name, Path(d) / (name + ".open")):
             if candidate.is_file():
                 return candidate
-    raise AcquireError(f"WARC {name} not found in {len(dirs)} configured directories", reason="warc_missing")
+    # The folders by name, as `feed` names them: the watcher and `feed` each read their own config (two
+    # terminals), and a count ("1 configured directories") could not show that they differ.
+    shown = ", ".join(dirs[:5]) + (f" and {len(dirs) - 5} more" if len(dirs) > 5 else "") if dirs else "none configured"
+    raise AcquireError(f"WARC {name} not found under acquire.warc_dirs ({shown})", reason="warc_missing")
 
 
 def read_record_bytes(path: Path, offset: int, length: int | None, max_bytes: int) -> bytes:

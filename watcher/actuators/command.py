@@ -16,6 +16,7 @@ import asyncio
 import json
 import logging
 import sys
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -78,12 +79,38 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         sys.stdout.write(lines)
     if args.act:
         actuator = make_actuator(cfg.actuator)
-        if actuator is None:
-            log.warning("guide --act: actuator.kind is none; nothing told to a crawler")
-        else:
+        _say_what_act_does(cfg, recs, actuator is not None)
+        if actuator is not None:
             asyncio.run(_act(actuator, recs))
     log.info("guide: %d recommendations from %s", len(recs), source)
     return 0
+
+
+def _say_what_act_does(cfg: Config, recs: Sequence[Recommendation], configured: bool) -> None:
+    """Say, before acting, what ``--act`` will do with these recommendations and why not more.
+
+    Why: ``act_on`` defaults to ``[stop-seed]``, which ``guide`` never produces, so ``--act`` with a
+    kind set said nothing at all, and with none it said only that nothing was told.  Now the actions
+    left out are named with the key that admits them, and a dry run logs each call it would make."""
+    a = cfg.actuator
+    counts = Counter(str(getattr(rec, "action", "stop-seed")) for rec in recs)
+    left_out = {action: n for action, n in counts.items() if action not in a.act_on}
+    if not configured:
+        log.warning("guide --act: actuator.kind is none: nothing told to a crawler (set actuator.kind to heritrix, "
+                    "brozzler or browsertrix; each recommendation's what_to_do says the call to make by hand)")
+    if left_out:
+        wanted = sorted({*a.act_on, *left_out})
+        log.warning("guide --act: %s not acted on: actuator.act_on is [%s]; to act on them set actuator.act_on, "
+                    "e.g. DRIFTLINE__ACTUATOR__ACT_ON='[%s]'",
+                    ", ".join(f"{n} {action}" for action, n in sorted(left_out.items())), ", ".join(a.act_on),
+                    ", ".join(wanted))
+    acted = sum(n for action, n in counts.items() if action not in left_out)
+    if configured and acted:
+        if a.dry_run:
+            log.info("guide --act: dry run (actuator.dry_run is true): the %d %s call(s) below are shown, not "
+                        "sent; DRIFTLINE__ACTUATOR__DRY_RUN=false sends them", acted, a.kind)
+        else:
+            log.info("guide --act: telling %s about %d recommendation(s)", a.kind, acted)
 
 
 async def _act(actuator: Any, recs: Sequence[Recommendation]) -> None:

@@ -74,7 +74,8 @@ class ActionRequest:
         if self.kind == "command":
             return shlex.join(self.argv)
         if self.kind == "file":
-            return f"append to {self.path}:\n" + "\n".join(self.lines)
+            where = self.path or "a file (none configured: actuator.recrawl_schedule_file or heritrix_precedence_file)"
+            return f"append to {where}:\n" + "\n".join(self.lines)
         label = str(self.rule.get("_describe", "scope.blocks rule"))
         body = {k: v for k, v in self.rule.items() if k not in ("_describe", "reql")}
         reql = f"\n{self.rule['reql']}" if "reql" in self.rule else ""

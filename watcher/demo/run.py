@@ -314,14 +314,30 @@ def _crawl_batches(events: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return batches
 
 
-def run_demo(cfg: Config, *, once: bool, workdir: Path | None = None) -> int:
+def run_demo(cfg: Config, *, once: bool, workdir: Path | None = None, keep: Path | None = None) -> int:
     """``driftline demo``: 0 when every seed behaved as designed, 1 otherwise, 2 on a setup error.
 
     ``workdir`` holds the WARC and the SQLite store (alerts owed and sent
     included).  When none is given a temporary directory is made and removed
     on the way out (also on Ctrl-C, SIGTERM or an error): a demo leaves
-    nothing behind.
+    nothing behind, unless ``keep`` (``--keep DIR``) names a new or empty
+    directory: the work is done there and kept, with a CDXJ index of the
+    WARC and its crawl.log (:mod:`watcher.demo.sample`).
     """
+    if keep is not None:
+        if keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
+            raise DriftlineError(f"--keep {keep}: give a new or empty directory (a store left there by another run "
+                                 "would change the verdicts)", reason="usage")
+        keep.mkdir(parents=True, exist_ok=True)
+        code = run_demo(cfg, once=once, workdir=keep)
+        from .crawl import DEFAULT_WARC_NAME, build_demo_warc
+        from .sample import write_sample
+
+        files = write_sample(build_demo_warc(keep / DEFAULT_WARC_NAME), keep)
+        sys.stdout.write(f"\nKept in {keep}: " + ", ".join(p.name for p in files) + f", and the store demo.db. "
+                         f"Try: driftline scan {files[0]} -o result.json\n")
+        sys.stdout.flush()
+        return code
     if workdir is None:
         tmp = Path(tempfile.mkdtemp(prefix="driftline-demo-"))
         try:

@@ -20,6 +20,7 @@ import csv
 import io
 import json
 import logging
+import re
 import sys
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
@@ -38,11 +39,36 @@ log = logging.getLogger(__name__)
 Handler = Callable[[argparse.Namespace, Config], int]
 
 
+_BINARY = re.compile(rb"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
+_LIST_SUFFIXES = (".csv", ".tsv", ".txt", ".lst", ".list")
+
+
+def _looks_like_path(item: str) -> bool:
+    """An argument meant as a list file: a path spelt as one, or a list file's suffix.  A DOI starts
+    with ``10.``, ``doi:`` or a resolver URL and never with ``/``, ``./``, ``~``."""
+    return item.startswith(("/", "./", "../", "~")) or item.lower().endswith(_LIST_SUFFIXES)
+
+
+def _read_list_file(p: Path) -> ParsedList:
+    """One list file, or one line saying why it cannot be a list (a binary file printed one
+    'skipped' line per line of garbage before)."""
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise DoiError(f"{p}: cannot read the list: {exc.strerror or exc}", reason="usage") from None
+    if _BINARY.search(data[:65536]):  # text never holds C0 control bytes but tab, newlines and form feed
+        raise DoiError(f"{p}: not a DOI list (binary content); a list is text, one DOI a line, or CSV/TSV",
+                       reason="usage")
+    return parse_list(data.decode("utf-8-sig", errors="replace"), source=f"file:{p.name}")
+
+
 def _read_source(items: list[str]) -> ParsedList:
     """A list file when the single argument is an existing file, else DOIs given inline."""
     if len(items) == 1 and Path(items[0]).is_file():
-        p = Path(items[0])
-        return parse_list(p.read_text(encoding="utf-8-sig", errors="replace"), source=f"file:{p.name}")
+        return _read_list_file(Path(items[0]))
+    if len(items) == 1 and _looks_like_path(items[0]):
+        what = "is a directory, not a list file" if Path(items[0]).is_dir() else "no such file"
+        raise DoiError(f"{items[0]}: {what} (a list file, '-' for stdin, or DOIs as arguments)", reason="usage")
     if items == ["-"]:
         return parse_list(sys.stdin.read(), source="stdin")
     return parse_dois(items)
@@ -187,14 +213,31 @@ def _write_rows(rows: list[dict[str, Any]], fmt: str, output: str | None, column
         w.writerows(rows)
         text = buf.getvalue()
     else:
-        widths = {c: min(60, max([len(c), *(len(str(r.get(c, ""))) for r in rows)])) for c in columns}
-        lines = ["  ".join(c.ljust(widths[c]) for c in columns)]
-        lines += ["  ".join(str(r.get(c, ""))[: widths[c]].ljust(widths[c]) for c in columns) for r in rows]
-        text = "\n".join(line.rstrip() for line in lines) + "\n"
+        text = _table(rows, columns)
     if output:
         Path(output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
+
+
+_CELL_MAX = 60
+_NEVER_CUT = ("reason", "title")  # the words a user reads the table for: last, and whole
+
+
+def _table(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
+    """A terminal table: a cell over 60 characters is cut with '…' (a URL), except the reason and the
+    title, which go last and whole (a reason cut at 60 characters hid why a check failed)."""
+    order = [c for c in columns if c not in _NEVER_CUT] + [c for c in columns if c in _NEVER_CUT]
+
+    def cell(r: dict[str, Any], c: str) -> str:
+        v = str(r.get(c, ""))
+        return v if c in _NEVER_CUT or len(v) <= _CELL_MAX else v[: _CELL_MAX - 1] + "…"
+
+    cells = [[cell(r, c) for c in order] for r in rows]
+    widths = [max([len(c), *(len(row[i]) for row in cells)]) for i, c in enumerate(order)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(order, widths, strict=True))]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
+    return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
 def cmd_status(args: argparse.Namespace, cfg: Config) -> int:

@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -36,10 +36,13 @@ from apscheduler.triggers.interval import IntervalTrigger
 from sqlalchemy import Engine, create_engine, event
 
 from ..config import Config, LiveFetchConfig, StoreConfig
-from ..errors import ConfigError
+from ..errors import ConfigError, DriftlineError
 from .importers import user_agent
 from .monitor import DoiMonitor, Emit, interval_of
 from .registry import open_registry
+
+if TYPE_CHECKING:
+    from ..acquire.netguard import AddressPolicy
 
 log = logging.getLogger(__name__)
 
@@ -214,6 +217,30 @@ def fetch_config(cfg: Config) -> LiveFetchConfig:
                            user_agent=user_agent(d))
 
 
+def check_resolver(cfg: Config, policy: AddressPolicy) -> None:
+    """Refuse at start-up a ``doi.resolver_url`` the guarded client would refuse on every check.
+
+    Why: a local resolver (a test instance, a mirror on loopback or a private network) was refused
+    check after check with ``blocked_address`` and nothing said what to set; one line naming both
+    keys now says it before anything runs.  Only an address spelt in the URL (or ``localhost``) is
+    known before a check; a name resolving to a private address is refused at connect time with
+    the same hint."""
+    from ..acquire.netguard import ip_literal, normalised_host
+
+    url = cfg.doi.resolver_url
+    try:
+        host = normalised_host(url)
+    except DriftlineError as exc:
+        raise ConfigError(f"doi.resolver_url {url!r}: {exc}") from None
+    address = "127.0.0.1" if host == "localhost" else ip_literal(host)
+    why = policy.refusal(address) if address is not None else None
+    if address is not None and why is not None:
+        raise ConfigError(f"doi.resolver_url {url!r} is a {why} address, which the guarded client refuses: "
+                          f"admit it with acquire.allow_addresses (e.g. DRIFTLINE__ACQUIRE__ALLOW_ADDRESSES="
+                          f"'[\"{address}/{128 if ':' in address else 32}\"]'), or set doi.resolver_url to a "
+                          "public resolver")
+
+
 @asynccontextmanager
 async def open_monitor(cfg: Config, emit: Emit | None = None, *, render: bool | None = None,
                        metrics: Any = None) -> AsyncIterator[DoiMonitor]:
@@ -225,6 +252,7 @@ async def open_monitor(cfg: Config, emit: Emit | None = None, *, render: bool | 
     from .warcs import RollingWarcWriter
 
     policy = AddressPolicy(cfg.acquire.allow_addresses)
+    check_resolver(cfg, policy)
     fetcher = HttpFetcher(fetch_config(cfg), policy)
     use_render = cfg.doi.render and cfg.render.enabled if render is None else render
     pool = RenderPool(cfg.render, policy, fetch=fetch_config(cfg)) if use_render else None
