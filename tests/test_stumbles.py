@@ -322,3 +322,42 @@ def test_demo_keep_refuses_a_directory_with_something_in_it(in_tmp: Path, capsys
     assert main(["demo", "--once", "--keep", str(kept)]) == 2
     lines = _err_lines(capsys)
     assert len(lines) == 1 and "give a new or empty directory" in lines[0], lines
+
+
+# -- eval and tune on a crawl ---------------------------------------------------------------------
+
+
+def _demo_labels(folder: Path) -> tuple[Path, Path]:
+    """The demo WARC and labels for its seed pages, as driftline exports them for a WARC scan:
+    the original URL and a 14-digit date (each seed's last two captures labelled off topic)."""
+    from watcher.demo.crawl import build_demo_warc
+    from watcher.model import ts14
+
+    crawl = build_demo_warc(folder)
+    rows = [f"{r.url}\t{ts14(r.time)}\t{r.url}\t{0 if r.capture >= 3 else 1}\n"
+            for r in crawl.records if r.capture >= 0 and r.url == r.seed and r.record_type == "response"]
+    labels = folder / "labels.tsv"
+    labels.write_text("id\tdate\tURI\tlabel\n" + "".join(rows))
+    return crawl.path, labels
+
+
+def test_eval_takes_labels_and_a_warc_and_names_them_in_the_report(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> None:
+    warc, labels = _demo_labels(tmp_path)
+    with caplog.at_level(logging.INFO):
+        assert main(["eval", str(labels), str(warc), "-j", "1", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("## Evaluation"))
+    assert header == f"## Evaluation of `a scan of {warc}` against `{labels}`"  # no temporary result file
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and "URI-M" in r.getMessage()]
+
+
+def test_tune_takes_labels_as_eval_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    warc, labels = _demo_labels(tmp_path)
+    code = main(["tune", "--labels", str(labels), str(warc), "-j", "1", "--no-progress", "--folds", "2",
+                 "--seeds", "0", "-o", str(tmp_path / "overlay.yaml")])
+    err = capsys.readouterr().err
+    assert "unrecognized arguments" not in err
+    assert code == 0 or "too few labels to tune" in err, err  # the labels were read: the folds decide
+    assert main(["tune", "--labels", str(labels), str(warc), str(warc)]) == 2
+    assert "give one CAPTURES argument" in capsys.readouterr().err

@@ -131,16 +131,22 @@ def cmd_scan(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def _eval_report(args: argparse.Namespace, cfg: Config, result: str) -> str:
+    # The report's header names what the user gave, never a temporary file (a scan's result, labels
+    # read from a review store): ``args.shown`` when the evaluation-as-code path set it.
+    labels_shown, result_shown = getattr(args, "shown", None) or (str(args.labels), str(args.result or result))
     if not getattr(args, "folds", None):
+        from dataclasses import replace
+
         from .evaluate import evaluate, format_report
 
-        return format_report(evaluate(args.labels, result))
+        return format_report(replace(evaluate(args.labels, result), labels_path=labels_shown,
+                                     result_path=result_shown))
     from .crossval import cross_validate, format_cv
     from .evaluate import match_results
 
     rep = cross_validate(match_results(args.labels, result), args.folds, args.seed,
                          voting=list(cfg.engine.measures), policy=cfg.engine.policy,
-                         labels_path=str(args.labels), result_path=str(args.result or result))
+                         labels_path=labels_shown, result_path=result_shown)
     return json.dumps(rep.to_json(), indent=2) if args.json else format_cv(rep)
 
 
@@ -159,6 +165,7 @@ def cmd_eval(args: argparse.Namespace, cfg: Config) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             result = str(Path(tmp) / "result.json")
             scan([args.labels], cfg, result, "json")
+            args.shown = (str(args.labels), f"a scan of {args.labels}")
             print(_eval_report(args, cfg, result))
         return 0
     print(_eval_report(args, cfg, args.result))
@@ -240,6 +247,7 @@ labels file: tab-separated, a header row naming the columns id, date, uri, label
 _EVAL_EXAMPLES = """examples:
   driftline eval labels.tsv results.json     score a scan's result against labels
   driftline eval gold/                       scan a gold directory, then score it
+  driftline eval labels.tsv crawl.warc.gz    scan the captures (WARC, CDX(J), TimeMap), then score them
 """
 _COMPARE_EXAMPLES = """examples:
   driftline compare before.html after.html
@@ -321,7 +329,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.description = f"{e.description}{_EVAL_LABELS}"
     e.add_argument("labels", metavar="LABELS", help="labels.tsv (id, date, URI, label) or a gold directory")
     e.add_argument("result", nargs="?", metavar="RESULT",
-                   help="result JSON/JSONL of 'driftline scan' (omit to scan the gold directory first)")
+                   help="result JSON/JSONL of 'driftline scan', or captures to scan first (WARC, CDX(J), "
+                        "TimeMap; omit to scan the gold directory first)")
     batch_opts(e)
     e.add_argument("--folds", type=int, metavar="K",
                    help="grouped K-fold cross-validation by TimeMap (K >= 2): thresholds tuned on the training folds, "

@@ -140,7 +140,10 @@ def run(args: argparse.Namespace, cfg: Config, base: EvalFunc) -> int:
     as_code = bool(args.results or args.check_floors or args.update_floors)
     if args.reason and not args.update_floors:
         raise DriftlineError("--reason goes with --update-floors", reason="usage")
-    if not as_code and not args.labels_source:
+    # `eval labels.tsv crawl.warc.gz`: a second argument that is not a scan result is the captures,
+    # scanned first (as with --labels), instead of being refused as an unreadable result.
+    captures_given = args.result is not None and not is_result_file(args.result)
+    if not as_code and not args.labels_source and not captures_given:
         return base(args, cfg)
     with tempfile.TemporaryDirectory() as tmp:
         if args.labels_source:
@@ -149,15 +152,32 @@ def run(args: argparse.Namespace, cfg: Config, base: EvalFunc) -> int:
                                      "scan result), not two", reason="usage")
             labels = resolve_labels(args.labels_source, tmp)
             result = captures_result(args.labels, cfg, tmp, every_measure=bool(args.folds) and not as_code)
+            args.shown = (args.labels_source, shown_result(args.labels, result))
+        elif captures_given:
+            labels = Path(args.labels)
+            result = captures_result(args.result, cfg, tmp, every_measure=bool(args.folds) and not as_code)
+            args.shown = (args.labels, shown_result(args.result, result))
         else:
             labels = Path(args.labels)
             if args.result is None and not labels.is_dir():
                 raise DriftlineError("eval needs LABELS RESULT, or a gold directory to scan first", reason="usage")
             result = Path(args.result) if args.result else scan_to([str(labels)], cfg, Path(tmp) / "result.json")
+            args.shown = (args.labels, shown_result(args.result or args.labels, result))
         if not as_code:
             args.labels, args.result = str(labels), str(result)
             return base(args, cfg)
         return _as_code(args, cfg, labels, result)
+
+
+def is_result_file(path: str) -> bool:
+    """Whether ``path`` is a scan result (JSON/JSONL) rather than captures to scan."""
+    return Path(path).suffix.lower() in RESULT_SUFFIXES
+
+
+def shown_result(given: str, result: Path) -> str:
+    """How a report names the result: the file given, or the scan of what was given (never the temporary
+    file the scan was written to, which is gone when the report is read)."""
+    return given if Path(given).resolve() == result.resolve() else f"a scan of {given}"
 
 
 def _as_code(args: argparse.Namespace, cfg: Config, labels: Path, result: Path) -> int:
@@ -168,7 +188,7 @@ def _as_code(args: argparse.Namespace, cfg: Config, labels: Path, result: Path) 
     block = collection_results(labels, result, voting=list(cfg.engine.measures), policy=cfg.engine.policy,
                                k=args.folds or DEFAULT_FOLDS, seeds=args.seeds or DEFAULT_SEEDS)
     name = _collection_name(args, labels)
-    if not Path(args.result or "").is_file() and not (args.labels_source and Path(args.labels).is_file()):
+    if getattr(args, "shown", ("", "a scan of "))[1].startswith("a scan of "):
         block["result"] = "scanned by this run"  # a temporary file, not worth naming
     if args.results:
         data = write_results(args.results, name, block, _config_summary(cfg))

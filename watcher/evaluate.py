@@ -10,7 +10,8 @@ of the original URL, 14-digit capture time), so results of a WARC scan
 (synthetic ``<url>@<ts14>`` URI-Ms) match the labels too.  A label whose URI
 is an original URL (no capture time in it), not a URI-M, names every capture
 of that URL alike: it is matched on (URL, date) only, never exactly, and a
-warning says the file was read so.  Every matched
+warning says the file was read so when a date is coarser than a second (one
+to the second names one capture, as in the labels driftline exports).  Every matched
 capture counts in ``n``; one that is unscored (status "empty"/"error", or no
 score) counts as not flagged.
 """
@@ -212,7 +213,7 @@ def match_results(labels: str | os.PathLike[str], result: str | os.PathLike[str]
     canonical key and second, then host and second when unambiguous)."""
     gold = read_labels(Path(labels))
     rows = load_results(str(result))
-    originals = 0
+    originals = coarse = 0
     exact: dict[str, ResultRow] = {}
     by_key: dict[tuple[str, str], ResultRow] = {}
     by_host: dict[tuple[str, str], list[ResultRow]] = {}
@@ -232,6 +233,7 @@ def match_results(labels: str | os.PathLike[str], result: str | os.PathLike[str]
             # An original URL, not a URI-M: the same string for every capture of the URL, so an exact
             # match would give every label of it the first capture's result.  Its date says which.
             originals += 1
+            coarse += len(date) < 14
             k = (url_key(g.uri), date)
             row = None
         else:
@@ -255,9 +257,14 @@ def match_results(labels: str | os.PathLike[str], result: str | os.PathLike[str]
         raise InputError(f"nothing matched: none of the {len(gold)} labelled captures has one of the {len(rows)} "
                          f"rows of {result}; labels and results must name the same URI-Ms, or the same URL and "
                          f"14-digit time", reason="nothing_matched")
-    if originals:
-        log.warning("%s: %d of %d labels name an original URL, not a URI-M; matched by (URL, date)", labels,
-                    originals, len(gold))
+    if coarse:
+        # A date to the second names one capture (the labels driftline exports for a WARC scan are so);
+        # a coarser one may name several, which is worth a warning.
+        log.warning("%s: %d of %d labels name an original URL, not a URI-M, with a date coarser than a second; "
+                    "matched by (URL, date)", labels, coarse, len(gold))
+    elif originals:
+        log.info("%s: %d of %d labels name an original URL and a 14-digit date; matched by (URL, date)", labels,
+                 originals, len(gold))
     shared = len(pairs) - len({id(e) for _, e in pairs})
     if shared:
         log.warning("%s: %d labels share a result with another label (two labels for one capture?)", labels, shared)

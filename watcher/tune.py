@@ -257,6 +257,7 @@ _EXAMPLES = """examples:
   driftline tune gold/                              labels.tsv and html of a gold directory
   driftline tune curator.tsv results.json           curator labels and a scan's result
   driftline tune review.sqlite crawl.warc.gz -o tuned.yaml
+  driftline tune --labels labels.tsv crawl.warc.gz  the labels named as 'eval --labels' names them
 """
 
 
@@ -272,6 +273,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("captures", nargs="?", metavar="CAPTURES",
                    help="the labelled captures: a gold directory or other scan input (scanned with every measure), "
                         "or a scan result JSON/JSONL (default: LABELS, when it is a gold directory)")
+    p.add_argument("--labels", dest="labels_source", metavar="SOURCE",
+                   help="the labels, as 'eval --labels' takes them (a gold-format TSV or a review store); the "
+                        "positional argument is then the captures")
     p.add_argument("--folds", type=int, default=DEFAULT_FOLDS, metavar="K", help="folds (default 5)")
     p.add_argument("--seeds", default="0,1,2", metavar="S,S,...", help="fold seeds (default 0,1,2)")
     p.add_argument("-o", "--output", default="tune-overlay.yaml", metavar="FILE",
@@ -294,6 +298,11 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         raise InputError(f"--seeds {args.seeds!r}: expected whole numbers, e.g. 0,1,2", reason="usage") from None
     if not seeds:
         raise InputError("--seeds: expected at least one fold seed", reason="usage")
+    if args.labels_source:  # `tune --labels L CAPTURES`, as `eval --labels L CAPTURES`
+        if args.captures is not None:
+            raise InputError("with --labels give one CAPTURES argument (a gold directory, scan input or scan "
+                             "result), not two", reason="usage")
+        args.labels, args.captures = args.labels_source, args.labels
     with tempfile.TemporaryDirectory() as tmp:
         labels = resolve_labels(args.labels, tmp)
         captures = args.captures or (args.labels if Path(args.labels).is_dir() else None)
