@@ -361,3 +361,26 @@ def test_tune_takes_labels_as_eval_does(tmp_path: Path, capsys: pytest.CaptureFi
     assert code == 0 or "too few labels to tune" in err, err  # the labels were read: the folds decide
     assert main(["tune", "--labels", str(labels), str(warc), str(warc)]) == 2
     assert "give one CAPTURES argument" in capsys.readouterr().err
+
+
+# -- --version ------------------------------------------------------------------------------------
+
+
+def test_version_is_answered_without_importing_the_engine(repo_root: Path) -> None:
+    """A fresh interpreter: ``driftline --version`` through the command's entry point imports no
+    config model, no pydantic, no text pipeline (it took 2.2 s); the answer is the package's."""
+    import subprocess
+    import tomllib
+
+    from watcher import __version__
+
+    root = repo_root
+    scripts = tomllib.loads((root / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["driftline"] == "watcher.entry:main"
+    probe = ("import sys; from watcher.entry import main; code = main(['--version']); "
+             "heavy = sorted(m for m in ('watcher.cli', 'watcher.config', 'pydantic') if m in sys.modules); "
+             "print(code, heavy)")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=120,
+                          env={**__import__("os").environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [f"driftline {__version__}", "0 []"]
