@@ -384,3 +384,31 @@ def test_version_is_answered_without_importing_the_engine(repo_root: Path) -> No
                           env={**__import__("os").environ, "PYTHONPATH": str(root)})
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [f"driftline {__version__}", "0 []"]
+
+
+# -- the demo's output ----------------------------------------------------------------------------
+
+
+def test_the_demo_prints_an_alert_under_its_verdict(tmp_path: Path) -> None:
+    """Alerts and verdicts come from two topics; an alert read first waits for its verdict's line."""
+    from watcher.demo.crawl import build_demo_warc
+    from watcher.demo.run import DemoResult, SeedTally, _Printer
+
+    crawl = build_demo_warc(tmp_path)
+    seed = crawl.seeds[0]
+    out = io.StringIO()
+    printer = _Printer(out, DemoResult(crawl=crawl, workdir=tmp_path,
+                                       seeds={seed.url: SeedTally(seed.name, seed.url, seed.behaviour)}))
+    verdict = {"verdict_id": "v1", "url": seed.url, "capture_time": "2025-09-30T03:00:00Z", "change": "replaced",
+               "status": "off-topic", "reason": "page replaced"}
+    printer("alert", {**verdict, "type": "alert"})
+    printer("alert", {**verdict, "verdict_id": "v2"})  # its verdict never comes
+    assert "ALERT" not in out.getvalue()
+    printer("verdict", verdict)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 3 and seed.url in lines[0] and "page replaced" in lines[1]  # the verdict first
+    assert lines[2] == f"2025-09-30 03:00  ALERT replaced: {seed.url} [content]"
+    printer("alert", {**verdict, "verdict_id": "v1"})  # a verdict already printed: at once
+    assert out.getvalue().count("ALERT") == 2
+    printer.flush()  # before the summary: the one whose verdict never came
+    assert out.getvalue().count("ALERT") == 3

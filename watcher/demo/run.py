@@ -136,12 +136,30 @@ def _short_time(value: Any) -> str:
 
 
 class _Printer:
-    """One line per message, as it arrives."""
+    """One line per message, as it arrives; an alert after its verdict.
+
+    Why the wait: alerts and verdicts come from two topics, read together, and an alert often
+    arrived first, so the demo printed ALERT lines before the verdicts of that date.  An alert is
+    held until the verdict it repeats (same ``verdict_id``) is printed, then printed under it;
+    :meth:`flush` prints any still held (a verdict that never came) before the summary."""
 
     def __init__(self, out: TextIO, result: DemoResult) -> None:
         self.out = out
         self.result = result
         self._by_history = {url_key(s.url): s.url for s in result.crawl.seeds}
+        self._printed: set[str] = set()
+        self._held: dict[str, list[dict[str, Any]]] = {}
+
+    def flush(self) -> None:
+        for alerts in self._held.values():
+            for msg in alerts:
+                self._alert_line(msg)
+        self._held.clear()
+        self.out.flush()
+
+    def _alert_line(self, msg: dict[str, Any]) -> None:
+        self.out.write(f"{_short_time(msg.get('capture_time'))}  ALERT {msg.get('change')}: {msg.get('url')}"
+                       f" [{msg.get('page_kind') or 'content'}]\n")
 
     def tally(self, history: str | None, url: str | None) -> SeedTally | None:
         key = self._by_history.get(history or "") or (url if url in self.result.seeds else None)
@@ -156,13 +174,20 @@ class _Printer:
                 t.statuses.append((str(msg.get("capture_time")), str(msg.get("status"))))
             w(f"{_short_time(msg.get('capture_time'))}  {msg.get('url')}\n"
               f"    {msg.get('change', '-'):<10} {msg.get('status', '-'):<10} {msg.get('reason', '')}\n")
+            vid = str(msg.get("verdict_id"))
+            self._printed.add(vid)
+            for held in self._held.pop(vid, []):
+                self._alert_line(held)
         elif topic_kind == "alert":
             self.result.alerts.append(msg)
             t = self.tally(msg.get("history"), msg.get("url"))
             if t is not None:
                 t.alerts += 1
-            w(f"{_short_time(msg.get('capture_time'))}  ALERT {msg.get('change')}: {msg.get('url')}"
-              f" [{msg.get('page_kind') or 'content'}]\n")
+            vid = str(msg.get("verdict_id"))
+            if vid in self._printed:
+                self._alert_line(msg)
+            else:
+                self._held.setdefault(vid, []).append(msg)
         elif topic_kind == "recommendation":
             self.result.recommendations.append(msg)
             t = self.tally(msg.get("history"), msg.get("seed"))
@@ -277,6 +302,7 @@ async def demo(cfg: Config, *, once: bool, out: TextIO | None = None, workdir: P
             await app.wait_caught_up(timeout_s=max(1.0, deadline - time.monotonic()))
             await asyncio.sleep(0.5)  # the last recommendation and alerts of the final capture
             result.complete = len(result.verdicts) >= crawl.scored_events
+            printer.flush()
             print_summary(result, out)
             result.doi = await doi_demo.run()
             print_doi_summary(result.doi, out)
