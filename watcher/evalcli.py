@@ -142,7 +142,7 @@ def run(args: argparse.Namespace, cfg: Config, base: EvalFunc) -> int:
         raise DriftlineError("--reason goes with --update-floors", reason="usage")
     # `eval labels.tsv crawl.warc.gz`: a second argument that is not a scan result is the captures,
     # scanned first (as with --labels), instead of being refused as an unreadable result.
-    captures_given = args.result is not None and not is_result_file(args.result)
+    captures_given = args.result is not None and is_scan_input(args.result)
     if not as_code and not args.labels_source and not captures_given:
         return base(args, cfg)
     with tempfile.TemporaryDirectory() as tmp:
@@ -169,9 +169,17 @@ def run(args: argparse.Namespace, cfg: Config, base: EvalFunc) -> int:
         return _as_code(args, cfg, labels, result)
 
 
-def is_result_file(path: str) -> bool:
-    """Whether ``path`` is a scan result (JSON/JSONL) rather than captures to scan."""
-    return Path(path).suffix.lower() in RESULT_SUFFIXES
+def is_scan_input(path: str) -> bool:
+    """Whether ``path`` holds captures to scan (WARC, CDX(J), TimeMap) rather than a scan result.
+    Anything else is read as a result, whose reader says in one line what it is not."""
+    from .sources.detect import detect_input
+
+    if Path(path).suffix.lower() in RESULT_SUFFIXES:
+        return False
+    try:
+        return detect_input(path) != "unknown"
+    except DriftlineError:
+        return False
 
 
 def shown_result(given: str, result: Path) -> str:
