@@ -12,21 +12,21 @@ the WARC the line names under ``acquire.warc_dirs``, ``Watcher.handle``,
 publish, dead-letter), handed a record that says where the line was read.
 What differs is where things go:
 
-* the line's position (:class:`watcher.crawlfollow.follow.Position`) is
-  carried into the store's ``put_verdict`` transaction, so it commits with
-  the verdicts (and corrections) of that line or not at all.  A line with no
-  new verdict (skipped, already scored) moves the position in a transaction
-  of its own; a SIGKILL between the two re-reads the line, which finds its
-  verdict stored and stores nothing.
-* dead letters (bad lines, unreadable WARCs...) are stored in the store's
-  dead-letter table with the position, in one transaction: never lost,
-  never a crash (and then written to the output too).
-* verdicts, alerts and recommendations are written as JSON lines to
-  ``crawl_log.output`` (stdout, a file, or nowhere) after the commit.  The
-  store is the record; the output is a view, so a kill can lose from it the
-  messages of the line being finished (at most one line's).  Alerts are
-  marked sent only once written: one owed when the process died is written
-  again at the next start.
+* every message (verdicts, alerts, recommendations and advice, seed
+  reports, dead letters) is recorded in the store's ledger under a key that
+  names it (:mod:`consumers.outbox`, :mod:`watcher.store.ledger`): the
+  verdict messages of a line in the verdict's own transaction (carried into
+  ``put_verdict``), the others before anything is marked done.  A message
+  made again (a line read again after a kill) finds its key and is dropped.
+* the line's position (:class:`watcher.crawlfollow.follow.Position`) moves
+  after that, in a transaction of its own that also marks the messages
+  written out since; a SIGKILL before it re-reads the line, which finds its
+  verdict stored and its messages recorded.  A dead letter (bad line,
+  unreadable WARC, a gap in the log) is stored with the position after its
+  line, in one transaction: never lost, never a crash.
+* the ledger's unwritten messages are written as JSON lines to
+  ``crawl_log.output`` (stdout, a file, or nowhere), in order, each with its
+  ``seq``; ``--replay-since`` prints them again from the store.
 
 Lines of all followed files are scored one at a time (the store holds one
 carried position), taking ``crawl_log.batch_lines`` from a file before the

@@ -6,14 +6,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from consumers.durable import CrawlLogRunner
-from tests.fixtures.crawllog import bad_lines, collection, follow_config, follow_settings, skipped_lines
+from tests.fixtures.crawllog import bad_lines, collection, follow_config, follow_settings, repeated, skipped_lines
 from tests.fixtures.streamcheck import _batch
 from watcher.canonical import url_key
 from watcher.config import Config
@@ -165,30 +164,6 @@ async def _no_sleep(_: float) -> None:
 
 def _outputs(out: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in out.read_text().splitlines()]
-
-
-def repeated(messages: list[dict[str, Any]]) -> list[Any]:
-    """Messages written twice: the same seq, verdict version, alert, stop recommendation or dead letter, or a
-    history's advice written again while it stands (a new advice id in between would be a new message)."""
-    seen: Counter[Any] = Counter()
-    last_advice: dict[str, str] = {}
-    twice: list[Any] = []
-    for m in messages:
-        kind, v = m["kind"], m["value"]
-        seen[("seq", m.get("seq"))] += 1
-        if kind == "verdict":
-            seen[(kind, v["verdict_id"], v["version"])] += 1
-        elif kind == "alert":
-            seen[(kind, v["verdict_id"])] += 1
-        elif kind == "dead-letter":
-            seen[(kind, v["topic"], v["offset"], v["reason"])] += 1
-        elif kind == "recommendation" and v["action"] == "stop-seed":
-            seen[(kind, v["id"])] += 1
-        elif kind == "recommendation":
-            if last_advice.get(v["history"]) == v["id"]:
-                twice.append(("advice", v["history"], v["id"]))
-            last_advice[v["history"]] = v["id"]
-    return twice + [k for k, n in seen.items() if n > 1]
 
 
 def advice_settings(tmp_path: Path, warc: Path) -> Config:
