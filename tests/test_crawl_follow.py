@@ -246,3 +246,46 @@ def test_a_deleted_file_is_a_gap_naming_the_file_and_bytes(tmp_path: Path, caplo
     assert gaps[0].name == str(log)
     assert _texts(got) == b + c  # the files after the gap are still read
     assert any(str(saved.offset) in r.getMessage() and r.levelname == "ERROR" for r in caplog.records)
+
+
+def test_a_file_rotated_and_deleted_while_the_reader_was_behind_is_a_gap(tmp_path: Path) -> None:
+    """The reader is in the first rotated file when it sees the path name a second file; that one is
+    rotated and deleted before the reader gets to it: its loss is reported, naming its inode."""
+    log = tmp_path / "crawl.log"
+    a, b, c = _lines_of("a", 6), _lines_of("b", 5), _lines_of("c", 4)
+    _write(log, a)
+    tail = Tail(str(log), CFG, None)
+    tail.read(2)
+    got = _texts(tail.read(2))
+    _rename(log, "20240101000000")
+    _write(log, b)
+    second = os.stat(log)
+    got += _texts(tail.read(2))  # behind, in the first file: it sees the path name the second
+    _rename(log, "20240102000000")
+    _write(log, c)
+    (tmp_path / "crawl.log.20240102000000").unlink()
+    lines = _drain(tail, 12)
+    got += _texts(lines)
+    assert got == a + c
+    gaps = [line.gap for line in lines if line.gap is not None]
+    assert [(g.ino, g.start, g.end) for g in gaps] == [(second.st_ino, 0, second.st_size)]
+
+
+def test_a_compressed_rotated_file_is_no_gap(tmp_path: Path) -> None:
+    """The same, but the second file was compressed (gzip), not deleted: it is read, and no gap."""
+    log = tmp_path / "crawl.log"
+    a, b, c = _lines_of("a", 6), _lines_of("b", 5), _lines_of("c", 4)
+    _write(log, a)
+    tail = Tail(str(log), CFG, None)
+    tail.read(2)
+    got = _texts(tail.read(2))
+    _rename(log, "20240101000000")
+    _write(log, b[:1])
+    got += _texts(tail.read(2))  # sees the second file while it holds one line
+    _write(log, b[1:])
+    _rename(log, "20240102000000")
+    _write(log, c)
+    subprocess.run(["gzip", str(tmp_path / "crawl.log.20240102000000")], check=True)
+    lines = _drain(tail, 12)
+    assert got + _texts(lines) == a + b + c
+    assert [line.gap for line in lines if line.gap is not None] == []

@@ -66,6 +66,8 @@ class Position:
     size: int = 0  # its size then: at least how much is lost if it is gone
     name: str = ""  # its name then
     done: tuple[str, ...] = field(default=())  # the rotated files finished last (short hashes of their heads)
+    # Files the path named while reading was behind, not read yet: (dev, ino, size seen, n, hash of first n bytes)
+    ahead: tuple[tuple[int, int, int, int, str], ...] = field(default=())
 
     @property
     def ident(self) -> tuple[int, int]:
@@ -74,7 +76,7 @@ class Position:
     def to_json(self) -> str:
         return json.dumps({"dev": self.dev, "ino": self.ino, "offset": self.offset, "head": self.head,
                            "head_len": self.head_len, "mtime": self.mtime, "size": self.size, "name": self.name,
-                           "done": list(self.done)}, sort_keys=True)
+                           "done": list(self.done), "ahead": [list(a) for a in self.ahead]}, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str | None) -> Position | None:
@@ -85,7 +87,8 @@ class Position:
             d = json.loads(text)
             return cls(int(d["dev"]), int(d["ino"]), int(d["offset"]), str(d["head"]), int(d["head_len"]),
                        int(d.get("mtime", 0)), int(d.get("size", 0)), str(d.get("name", "")),
-                       tuple(str(x) for x in d.get("done", ())))
+                       tuple(str(x) for x in d.get("done", ())),
+                       tuple((int(a[0]), int(a[1]), int(a[2]), int(a[3]), str(a[4])) for a in d.get("ahead", ())))
         except (ValueError, KeyError, TypeError) as exc:
             log.warning("stored crawl.log position %r is unreadable (%s): reading the path from its start", text, exc)
             return None
@@ -141,6 +144,9 @@ class Tail:
         self._mtime = 0
         self._size = 0
         self._done: tuple[str, ...] = saved.done if saved is not None else ()
+        # ident -> (size, n, hash of the first n bytes) of files the path named while reading was behind
+        self._ahead: dict[tuple[int, int], tuple[int, int, str]] = {
+            (a[0], a[1]): (a[2], a[3], a[4]) for a in (saved.ahead if saved is not None else ())}
         self._gaps: list[Gap] = []  # found, not yet returned
         self._replaced = False  # this file is not the path's any more: drain it, then go on with the next
         self._switch = False  # go on with the path's file from its start now
@@ -157,7 +163,8 @@ class Tail:
         appended file keeps them; a file truncated and written again has others)."""
         n = min(HEAD_BYTES, len(self._head))
         return Position(self._ident[0], self._ident[1], self._offset, sha(self._head[:n]), n, self._mtime,
-                        self._size, self._name, self._done)
+                        self._size, self._name, self._done,
+                        tuple((*ident, *seen) for ident, seen in self._ahead.items()))
 
     def _open(self, name: str, offset: int) -> bool:
         try:
@@ -171,7 +178,32 @@ class Tail:
         self._src, self._name, self._ident = src, name, src.ident
         self._offset, self._head = offset, src.pread(HEAD_BYTES, 0)
         self._size, self._mtime = src.stat()
+        for ident, (_, n, head) in list(self._ahead.items()):  # this file, or a copy of it (compressed)
+            if ident == src.ident or (n and len(self._head) >= n and sha(self._head[:n])[:16] == head):
+                del self._ahead[ident]
         return True
+
+    def _note_path(self) -> None:
+        """If the path names another file than the one being read (reading is behind), remember it, so
+        that if it is rotated and deleted before it is read, its loss is reported."""
+        try:
+            with open(self.stream, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                head = fh.read(HEAD_BYTES)
+        except OSError:
+            return
+        ident = _ident(st)
+        if ident != self._ident and (ident in self._ahead or len(self._ahead) < _DONE_KEPT):
+            self._ahead[ident] = (st.st_size, len(head), sha(head)[:16])
+
+    def _unread(self) -> None:
+        """At the path's file after the rotated ones: files it named while reading was behind that were
+        never read (rotated, then deleted) are gaps."""
+        for (dev, ino), (size, _, _) in list(self._ahead.items()):
+            if (dev, ino) != self._ident:
+                self._lost(Gap(f"{self.stream} (as the path named it then)", dev, ino, 0, size or None,
+                               "it was rotated and deleted before it was read"))
+        self._ahead.clear()
 
     def close(self) -> None:
         if self._src is not None:
@@ -313,6 +345,7 @@ class Tail:
             return self._gap_moves() if self._gaps else [self._move()] if self._replaced else []
         if len(self._head) > known:
             return [self._move()]
+        self._note_path()
         before = self._offset
         lines = self._lines(max_lines, final=False)
         if lines and self._rewritten():
@@ -465,5 +498,7 @@ class Tail:
             return first or []  # not made yet: the old file stays the position until it is
         self._replaced = self._switch = False
         self.at_end = False
-        moves = [Line(m.stream, m.source, m.start, None, self.position(), gap=m.gap) for m in first or []]
+        self._unread()
+        first = [*(first or []), *self._gap_moves()]
+        moves = [Line(m.stream, m.source, m.start, None, self.position(), gap=m.gap) for m in first]
         return moves or [Line(self.stream, self.source, 0, None, self.position())]
