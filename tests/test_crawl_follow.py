@@ -289,3 +289,20 @@ def test_a_compressed_rotated_file_is_no_gap(tmp_path: Path) -> None:
     lines = _drain(tail, 12)
     assert got + _texts(lines) == a + b + c
     assert [line.gap for line in lines if line.gap is not None] == []
+
+
+def test_a_truncation_whose_copy_is_gone_is_a_gap_and_reading_goes_on(tmp_path: Path) -> None:
+    log = tmp_path / "crawl.log"
+    a, b = _lines_of("a", 6), _lines_of("b", 3)
+    _write(log, a)
+    tail = Tail(str(log), CFG, None)
+    tail.read(2)
+    got = _texts(tail.read(2))
+    at = tail.position().offset
+    _copytruncate(log)
+    (tmp_path / "crawl.log.1").unlink()  # the copy removed before the reader got to it
+    _write(log, b)
+    lines = _drain(tail)
+    gaps = [line.gap for line in lines if line.gap is not None]
+    assert [(g.start, g.end) for g in gaps] == [(at, len("".join(f"{x}\n" for x in a)))]
+    assert got + _texts(lines) == a[:2] + b
