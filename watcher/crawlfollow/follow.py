@@ -240,8 +240,8 @@ class Tail:
         done = set(self._done)
         newer = []
         for r in rotated_files(self.stream):
-            if r.ident == path_ident or (r.key <= after if after is not None else r.mtime < mtime):
-                continue
+            if r.ident == path_ident or r.size == 0 or (r.key <= after if after is not None else r.mtime < mtime):
+                continue  # the path's file (read last), an empty one (Heritrix's crawl.log.lck), or older
             head = head_of(r.path)
             if head is None or short(head) in done:
                 continue
