@@ -28,8 +28,8 @@ What differs is where things go:
   ``crawl_log.output`` (stdout, a file, or nowhere), in order, each with its
   ``seq``; ``--replay-since`` prints them again from the store.
 
-Lines of all followed files are scored one at a time (the store holds one
-carried position), taking ``crawl_log.batch_lines`` from a file before the
+Lines of all followed files are scored one at a time (the store carries one
+ledger builder at a time), taking ``crawl_log.batch_lines`` from a file before the
 next one gets a turn.
 """
 
