@@ -8,9 +8,9 @@ WARC file or configured archive, or with a 404.  The Content-Security-Policy the
 every archived document is the guarantee (no origin but the server's own); the rewrite is what lets
 the archived subresources show at all.
 
-Also dropped: ``<base>`` (resolved here), ``<meta http-equiv=refresh>``, DNS-prefetch, preconnect and
-prerender hints (they open connections outside the CSP's reach), ``ping`` attributes; form targets
-point nowhere.  Links (``<a href>``) go to the resource route too: following one inside the frame
+Also dropped: ``<base>`` (resolved here), ``<script>`` (the frame runs none), ``<meta
+http-equiv=refresh>``, DNS-prefetch, preconnect and prerender hints (they open connections outside
+the CSP's reach), ``ping`` attributes; form targets point nowhere.  Links (``<a href>``) go to the resource route too: following one inside the frame
 shows the archived page, if the capture's WARC holds it.
 """
 
@@ -94,7 +94,7 @@ def rewrite_html(text: str, base: str, local: Local, *, whole: bool = True) -> s
         if not isinstance(el.tag, str):
             continue  # comments, processing instructions
         tag = el.tag.lower()
-        if tag == "base":
+        if tag in ("base", "script"):  # scripts never run in the sandboxed frame: no URL of theirs is kept
             drop.append(el)
             continue
         if tag == "meta" and (el.get("http-equiv") or "").strip().lower() == "refresh":

@@ -150,7 +150,8 @@ def _header(st: ReviewState) -> dict[str, Any]:
 def _ctx(request: web.Request, **extra: Any) -> dict[str, Any]:
     st = _state(request)
     return {"csrf": st.csrf, "read_only": st.read_only, "labels": LABELS, "keys": KEYS, "where": st.where,
-            "header": _header(st), "severity": SEVERITY, **extra}
+            "header": _header(st), "severity": SEVERITY,
+            "in_archive": lambda uri: st.access.archive_of(uri or "") is not None, **extra}
 
 
 async def queue(request: web.Request) -> web.StreamResponse:
