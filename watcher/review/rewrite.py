@@ -10,8 +10,9 @@ the archived subresources show at all.
 
 Also dropped: ``<base>`` (resolved here), ``<script>`` (the frame runs none), ``<meta
 http-equiv=refresh>``, DNS-prefetch, preconnect and prerender hints (they open connections outside
-the CSP's reach), ``ping`` attributes; form targets point nowhere.  Links (``<a href>``) go to the resource route too: following one inside the frame
-shows the archived page, if the capture's WARC holds it.
+the CSP's reach), ``ping`` attributes; form targets point nowhere.  Links (``<a href>``) go to the
+resource route too: following one inside the frame shows the archived page, if the capture's WARC
+holds it.
 """
 
 from __future__ import annotations
