@@ -30,13 +30,16 @@ SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-
                     "X-DNS-Prefetch-Control": "off"}
 
 
-def archived_csp(origin: str) -> str:
+def archived_csp(origin: str, *, nested: bool = False) -> str:
     """The policy of every archived document: subresources from the review server only (``origin``,
-    its own scheme://host:port, and 'self'), nothing else; no script, form, plugin or base change."""
+    its own scheme://host:port, and 'self'), nothing else; no script, form, plugin or base change.
+    The frames of the detail view may be framed by the review page only; a document the archived page
+    frames itself (``nested``) has a sandboxed, origin-less frame as parent, which no source matches."""
     own = f"'self' {origin}"
     return (f"sandbox; default-src 'none'; img-src {own} data:; style-src {own} 'unsafe-inline'; "
             f"font-src {own} data:; media-src {own} data:; frame-src {own}; script-src 'none'; "
-            "object-src 'none'; connect-src 'none'; form-action 'none'; frame-ancestors 'self'; base-uri 'none'")
+            "object-src 'none'; connect-src 'none'; form-action 'none'; base-uri 'none'"
+            + ("" if nested else f"; frame-ancestors {own}"))
 
 
 def local_route(vid: str, which: str) -> Local:

@@ -259,9 +259,9 @@ def is_https(request: web.Request) -> bool:
     return st.cfg.review.trust_forwarded_proto and proto == "https"
 
 
-def _archived_headers(request: web.Request) -> dict[str, str]:
+def _archived_headers(request: web.Request, *, nested: bool = False) -> dict[str, str]:
     origin = f"{'https' if is_https(request) else 'http'}://{request.host}"
-    return {"Content-Security-Policy": archived_csp(origin), **SECURITY_HEADERS,
+    return {"Content-Security-Policy": archived_csp(origin, nested=nested), **SECURITY_HEADERS,
             "Cache-Control": "private, max-age=600"}
 
 
@@ -297,7 +297,7 @@ async def archived_resource(request: web.Request) -> web.StreamResponse:
     file (nearest its time) or its configured archive; 404 when neither holds it; never the live web."""
     st = _state(request)
     vid, which, url = request.match_info["vid"], request.query.get("which", "capture"), request.query.get("url", "")
-    headers = _archived_headers(request)
+    headers = _archived_headers(request, nested=True)
     target = await _side(st, vid, which if which in ("capture", "baseline") else "capture")
     if target is None:
         raise web.HTTPNotFound(text="no such capture", headers=headers)
