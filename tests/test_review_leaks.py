@@ -102,7 +102,7 @@ def recorder() -> Iterator[tuple[int, list[str]]]:
 
         do_GET = do_POST = do_HEAD = do_PUT = do_OPTIONS = do_CONNECT = _record  # noqa: N815
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: Any) -> None:
             return
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
