@@ -18,6 +18,7 @@ from ..errors import ConfigError, DriftlineError
 
 _REVIEW_EXAMPLES = """examples:
   driftline review result.json                      labels kept in result.json.review.sqlite
+  driftline review result.json --warc-dir /data/warcs   the WARCs the scan read live in another folder
   driftline review driftline.db                     the store `driftline run` writes
   driftline review postgresql://driftline@db/driftline --read-only
   DRIFTLINE__REVIEW__TOKEN=s3cret driftline review result.jsonl --host 0.0.0.0
