@@ -392,3 +392,29 @@ async def test_the_favicon_is_served(served: tuple[TestClient, Any, Any]) -> Non
     r = await client.get("/favicon.ico")
     assert r.status == 200 and r.headers["Content-Type"].startswith("image/svg+xml")
     assert b"<svg" in await r.read()
+
+
+async def test_a_subresource_in_the_next_warc_file_is_found(tmp_path: Path) -> None:
+    """A crawler rolls over to a new WARC file mid-page: the page's image is in the next file."""
+    from tests.fixtures.reviewleaks import page, png, write_records
+    from watcher.cli import main
+
+    col = tmp_path / "col"
+    col.mkdir()
+    logo = png()
+    write_records(col / "job-00000.warc.gz", [(PAGE_URL, "20231201000000", "text/html", page(2023)),
+                                              (PAGE_URL, "20240101000000", "text/html", page(2024))])
+    write_records(col / "job-00001.warc.gz", [(f"{SITE}/logo.png", "20240101000005", "image/png", logo)])
+    write_records(col / "job-00002.warc.gz", [(f"{SITE}/other", "20240101000009", "text/html", b"<p>x</p>")])
+    result = col / "result.jsonl"
+    assert main(["--log-level", "WARNING", "scan", str(col / "job-00000.warc.gz"), "-o", str(result), "-f", "jsonl",
+                 "-j", "1", "--no-progress"]) == 0
+    vid = json.loads(result.read_text().splitlines()[-1])["driftline"]["verdict_id"]
+    client, store, _ = await _client(result, tmp_path / "n.sqlite")
+    try:
+        r = await client.get(f"/archived/{vid}/res?which=capture&url={SITE}/logo.png")
+        assert r.status == 200 and await r.read() == logo
+        assert (await client.get(f"/archived/{vid}/res?which=capture&url={SITE}/none.png")).status == 404
+    finally:
+        await client.close()
+        store.close()

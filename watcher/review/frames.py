@@ -3,15 +3,18 @@
 Why a route of its own: the archived frame shows the page as captured, and a page's images, styles and
 fonts are part of that.  They are answered by the review server from where the capture was read -- the
 capture's WARC file (the record of that URL nearest the capture's time, redirects followed inside the
-file) or its archive's raw replay when the URI-M is under ``review.archives`` -- and with a 404
-otherwise; never from the live web.  Every document served carries :func:`archived_csp`: no origin
+file), then the WARC files written just after and before it in its folder, or its archive's raw
+replay when the URI-M is under ``review.archives`` -- and with a 404 otherwise; never from the live
+web.  Every document served carries :func:`archived_csp`: no origin
 but the review server's own, no scripts, no forms, sandboxed, so a URL the rewrite missed is refused
 by the browser itself.  The screenshots use the same resolvers (:func:`resolver_for`).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+import os
 import re
 from datetime import datetime
 from urllib.parse import urlencode
@@ -80,7 +83,9 @@ def resolver_for(access: Access, locator: str | None, uri_m: str | None, index: 
     if locator and locator.startswith("warc:"):
         raw, _, off = locator[5:].rpartition("#")
         try:
-            resolvers.append(WarcFileResolver(access.warc(raw, int(off) if off.isdigit() else 0), index))
+            own = access.warc(raw, int(off) if off.isdigit() else 0)
+            resolvers.append(WarcFileResolver(own, index))
+            resolvers += [WarcFileResolver(p, index) for p in _neighbours(own, access)]
         except Refused as exc:
             log.warning("review: refused to read a capture's WARC: %s", exc)
     m = _WAYBACK.match(uri_m or "")
@@ -89,6 +94,43 @@ def resolver_for(access: Access, locator: str | None, uri_m: str | None, index: 
     if not resolvers:
         return _Nothing()
     return _NoRedirect(ChainResolver(resolvers))
+
+
+_WARC_NAME = re.compile(r"\.(?:w?arc)(?:\.gz)?$", re.IGNORECASE)
+
+
+def _neighbours(path: str, access: Access) -> list[str]:
+    """The WARC files written just after and just before ``path`` in its folder (by name): a crawler
+    rolls over to a new file mid-page, so a page's subresources may sit in the next file."""
+    folder, name = os.path.split(path)
+    names = _warc_names(folder, _mtime(folder))
+    if name not in names:
+        return []
+    i = names.index(name)
+    out = []
+    for j in (i + 1, i - 1):
+        if 0 <= j < len(names):
+            try:
+                out.append(access.warc(os.path.join(folder, names[j])))
+            except Refused:
+                continue
+    return out
+
+
+def _mtime(folder: str) -> int:
+    try:
+        return os.stat(folder).st_mtime_ns
+    except OSError:
+        return 0
+
+
+@functools.lru_cache(maxsize=16)
+def _warc_names(folder: str, mtime_ns: int) -> list[str]:
+    """The WARC/ARC file names of ``folder``, sorted (cached while the folder is unchanged)."""
+    try:
+        return sorted(n for n in os.listdir(folder) if _WARC_NAME.search(n))
+    except OSError:
+        return []
 
 
 def document(body: bytes, content_type: str | None, url: str, local: Local) -> tuple[bytes, str]:
