@@ -310,7 +310,7 @@ async def archived_resource(request: web.Request) -> web.StreamResponse:
         return web.Response(status=404, text="not archived", headers=headers)
     given = next((v for k, v in got.headers.items() if k.lower() == "content-type"), None)
     body, ctype = await asyncio.to_thread(document, got.body, given, url, local_route(vid, which))
-    return web.Response(status=got.status if 200 <= got.status < 300 else 200, body=body,
+    return web.Response(status=got.status if 200 <= got.status < 600 else 200, body=body,  # as archived
                         headers={**headers, "Content-Type": ctype})
 
 
