@@ -418,3 +418,37 @@ async def test_a_subresource_in_the_next_warc_file_is_found(tmp_path: Path) -> N
     finally:
         await client.close()
         store.close()
+
+
+async def test_screenshot_resolver_never_hands_chromium_a_redirect_out_of_the_archive(tmp_path: Path,
+                                                                                     outgoing: list[str]) -> None:
+    """An archived redirect to a URL the WARC does not hold is missing (404), not a 3xx: Chromium would
+    follow a redirect it is handed on its own, outside the routing."""
+    from datetime import UTC, datetime
+    from io import BytesIO
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    from watcher.acquire.archived import WarcIndexCache
+    from watcher.review.frames import resolver_for
+
+    warc = tmp_path / "r.warc.gz"
+    with warc.open("wb") as fh:
+        writer = WARCWriter(fh, gzip=True)
+        for url, status, headers in ((f"{SITE}/moved.png", "301 Moved Permanently",
+                                      [("Location", f"http://{LIVE_IP}/elsewhere.png"), ("Content-Length", "0")]),
+                                     (f"{SITE}/inside.png", "302 Found",
+                                      [("Location", f"{SITE}/logo.png"), ("Content-Length", "0")]),
+                                     (f"{SITE}/logo.png", "200 OK", [("Content-Type", "image/png")])):
+            http = StatusAndHeaders(status, headers, protocol="HTTP/1.1")
+            writer.write_record(writer.create_warc_record(url, "response", payload=BytesIO(b"png" * (status[0] == "2")),
+                                                          http_headers=http,
+                                                          warc_headers_dict={"WARC-Date": "2024-01-01T00:00:00Z"}))
+    cfg = load_config(None)
+    resolver = resolver_for(Access.of(cfg, warc), f"warc:{warc}#0", None, WarcIndexCache(cfg), None)
+    when = datetime(2024, 1, 1, tzinfo=UTC)
+    assert await resolver.resolve(f"{SITE}/moved.png", when) is None
+    inside = await resolver.resolve(f"{SITE}/inside.png", when)  # followed inside the WARC
+    assert inside is not None and inside.status == 200 and inside.body == b"png"
+    assert outgoing == []
