@@ -198,6 +198,9 @@ def _as_code(args: argparse.Namespace, cfg: Config, labels: Path, result: Path) 
     name = _collection_name(args, labels)
     if getattr(args, "shown", ("", "a scan of "))[1].startswith("a scan of "):
         block["result"] = "scanned by this run"  # a temporary file, not worth naming
+    if args.labels_source and is_store(args.labels_source):  # exported to a temporary file: name the store
+        block["labels"] = "a PostgreSQL review store" if "://" in args.labels_source else \
+            f"review store {Path(args.labels_source).name}"
     if args.results:
         data = write_results(args.results, name, block, _config_summary(cfg))
         log.info("wrote collection %s into %s", name, args.results)
