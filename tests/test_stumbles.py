@@ -9,6 +9,8 @@ import asyncio
 import io
 import json
 import logging
+import os
+import re
 import socket
 import sys
 from pathlib import Path
@@ -27,7 +29,7 @@ def _err_lines(capsys: pytest.CaptureFixture[str]) -> list[str]:
 @pytest.fixture
 def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
-    for name in [k for k in __import__("os").environ if k.startswith("DRIFTLINE__")]:
+    for name in [k for k in os.environ if k.startswith("DRIFTLINE__")]:
         monkeypatch.delenv(name)
     monkeypatch.setenv("DRIFTLINE__STORE__PATH", str(tmp_path / "driftline.db"))
     return tmp_path
@@ -381,7 +383,7 @@ def test_version_is_answered_without_importing_the_engine(repo_root: Path) -> No
              "heavy = sorted(m for m in ('watcher.cli', 'watcher.config', 'pydantic') if m in sys.modules); "
              "print(code, heavy)")
     done = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=120,
-                          env={**__import__("os").environ, "PYTHONPATH": str(root)})
+                          env={**os.environ, "PYTHONPATH": str(root)})
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [f"driftline {__version__}", "0 []"]
 
@@ -416,7 +418,7 @@ def test_the_demo_prints_an_alert_under_its_verdict(tmp_path: Path) -> None:
 
 # -- links in docs/ -------------------------------------------------------------------------------
 
-_LINK = __import__("re").compile(r"\]\(([^)\s]+)\)")
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
 def test_every_relative_link_in_the_docs_resolves_on_github_too(repo_root: Path) -> None:
