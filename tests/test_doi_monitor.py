@@ -60,11 +60,13 @@ async def test_checks_end_in_outcomes_warcs_events_and_decisions(tmp_path: Path)
             doi["moved"]: Page(dp.atypon(arts["moved"], 0)),
             doi["pdf"]: Page(dp.article_pdf(arts["pdf"]), content_type="application/pdf"),
             doi["slow"]: Page(dp.ojs(arts["slow"], 1)),
-            doi["timeout"]: Page(dp.ojs(arts["timeout"], 1), delay_s=3.0),
+            doi["timeout"]: Page(dp.ojs(arts["timeout"], 1), delay_s=120.0),  # never answers within the test
             doi["wall"]: Page(dp.zenodo(arts["wall"], 1)),
         })
         land.routes.update({doi["hops"]: "hops", doi["refresh"]: "refresh", doi["js"]: "js"})
-        cfg = load_config(overrides=doi_config(land, tmp_path, timeout_s=1.0, retries=1))
+        # A timeout of 5 s, against a page that never answers: the other pages answer well within it on a
+        # loaded machine (with 1 s against a 3 s page, a normal page could time out too).
+        cfg = load_config(overrides=doi_config(land, tmp_path, timeout_s=5.0, retries=1))
         sent: list[tuple[str, dict[str, Any]]] = []
 
         async def emit(kind: str, msg: dict[str, Any]) -> None:
