@@ -252,13 +252,20 @@ def test_kustomize_build_names_the_generated_secret_and_fails_without_secrets_en
     (base / "secrets.env").write_text("\n".join(re.sub(r"^#([a-z][a-z0-9-]*=)", r"\1", ln) for ln in lines) + "\n")
     res = subprocess.run([kubectl, "kustomize", str(base)], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
-    built = {o["kind"]: o for o in yaml.safe_load_all(res.stdout) if o}
-    assert set(built) == {"ConfigMap", "Deployment", "Service", "PodDisruptionBudget", "Secret"}
-    for obj in built.values():
+    objs = [o for o in yaml.safe_load_all(res.stdout) if o]
+    # the consumers, and the DOI monitor (deploy/k8s/doi: its Deployment, Service and WARC volume claim)
+    assert sorted((o["kind"], o["metadata"]["name"]) for o in objs) == sorted([
+        ("ConfigMap", "driftline-config"), ("Deployment", "driftline"), ("Service", "driftline-metrics"),
+        ("PodDisruptionBudget", "driftline"), ("Secret", next(o["metadata"]["name"] for o in objs
+                                                            if o["kind"] == "Secret")),
+        ("Deployment", "driftline-doi"), ("Service", "driftline-doi"),
+        ("PersistentVolumeClaim", "driftline-doi-warcs")])
+    for obj in objs:
         _validate(obj)
-    secret = built["Secret"]
+    secret = next(o for o in objs if o["kind"] == "Secret")
     assert secret["metadata"]["name"].startswith("driftline-secrets-")  # content hash: pods roll on a change
     assert set(secret["data"]) == {"store-dsn", "kafka-sasl-password"}
-    env = built["Deployment"]["spec"]["template"]["spec"]["containers"][0]["env"]
-    names = {e["valueFrom"]["secretKeyRef"]["name"] for e in env if "secretKeyRef" in e.get("valueFrom", {})}
-    assert names == {secret["metadata"]["name"]}
+    for dep in (o for o in objs if o["kind"] == "Deployment"):
+        env = dep["spec"]["template"]["spec"]["containers"][0]["env"]
+        names = {e["valueFrom"]["secretKeyRef"]["name"] for e in env if "secretKeyRef" in e.get("valueFrom", {})}
+        assert names == {secret["metadata"]["name"]}, dep["metadata"]["name"]
