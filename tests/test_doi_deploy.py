@@ -323,3 +323,15 @@ def test_kustomize_builds_the_doi_monitor_and_the_dashboards(tmp_path: Path) -> 
     assert {(o["kind"], o["metadata"]["name"]) for o in mon if o["kind"] != "ConfigMap"} == {
         ("ServiceMonitor", "driftline"), ("ServiceMonitor", "driftline-doi"),
         ("PrometheusRule", "driftline"), ("PrometheusRule", "driftline-doi")}
+
+
+def test_the_image_can_open_the_postgres_store() -> None:
+    """The Kubernetes DOI monitor runs on the PostgreSQL store: the image must install psycopg
+    (the postgres extra), or the pod stops at its first connection."""
+    container = _doi_k8s()["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["DRIFTLINE__STORE__BACKEND"] == "postgres"
+    pyproject = (DEPLOY.parent / "pyproject.toml").read_text()
+    assert re.search(r'^postgres = \[.*"psycopg', pyproject, re.M)
+    installs = [ln for ln in (DEPLOY / "Dockerfile").read_text().splitlines() if "pip install" in ln]
+    assert installs and all(re.search(r'pip install "?\.\[[^\]]*postgres', ln) for ln in installs), installs
