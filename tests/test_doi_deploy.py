@@ -335,3 +335,68 @@ def test_the_image_can_open_the_postgres_store() -> None:
     assert re.search(r'^postgres = \[.*"psycopg', pyproject, re.M)
     installs = [ln for ln in (DEPLOY / "Dockerfile").read_text().splitlines() if "pip install" in ln]
     assert installs and all(re.search(r'pip install "?\.\[[^\]]*postgres', ln) for ln in installs), installs
+
+
+@pytest.mark.postgres
+@pytest.mark.kafka
+async def test_the_k8s_doi_pod_config_runs_on_a_real_postgres_store(tmp_path: Path, postgres_dsn: str,
+                                                                    kafka_broker: Any, kafka_names: Any) -> None:
+    """The config the DOI pod gets (the ConfigMap, the Deployment's env, store-dsn from the Secret)
+    run by ``driftline doi run``'s own code against a real PostgreSQL and a real broker: it
+    becomes ready (/readyz, the readiness probe), checks the DOI, and its schedule is in the
+    store's database (the table doi_jobs), not a file in the pod.  Only what a test must change
+    is overlaid: the broker, the resolver on loopback, the port and WARC folder, no browser."""
+    import asyncio
+    from dataclasses import replace
+
+    import aiohttp
+    import psycopg
+
+    from consumers.doi import serve_monitor
+    from tests.conftest import free_port
+    from tests.fixtures import doi_pages as dp
+    from tests.fixtures.doi_server import Page, doi_config, landscape
+    from watcher.doi.lists import DoiEntry
+    from watcher.doi.registry import open_registry
+
+    configmap = yaml.safe_load((K8S / "configmap.yaml").read_text())
+    (tmp_path / "config.yaml").write_text(configmap["data"]["config.yaml"])
+    environ = _pod_environ({"store-dsn": postgres_dsn})
+    async with landscape() as land:
+        land.pages["10.5555/k8s"] = Page(dp.highwire(replace(dp.article(7), doi="10.5555/k8s"), 0))
+        test = doi_config(land, tmp_path)
+        port = free_port()
+        overlay = {"acquire": test["acquire"], "render": test["render"],
+                   "doi": {**test["doi"], "status_host": "127.0.0.1", "status_port": port},
+                   "kafka": {"bootstrap_servers": kafka_broker.bootstrap_servers, "partitions": 1,
+                             "alerts_topic": kafka_names.topic("alerts")}}
+        overlay["doi"]["events_topic"] = kafka_names.topic("doi")
+        cfg = load_config(tmp_path / "config.yaml", environ=environ, overrides=overlay)
+        assert cfg.store.backend == "postgres" and jobstore_url(cfg.store, cfg.doi.jobstore_url) == PG_JOBSTORE
+        with open_registry(cfg.store) as reg:
+            reg.add([DoiEntry("10.5555/k8s", interval_s=3600)])
+        stop = asyncio.Event()
+        task = asyncio.create_task(serve_monitor(cfg, stop=stop))
+        try:
+            async def ready() -> bool:
+                try:
+                    async with aiohttp.ClientSession() as http, http.get(f"http://127.0.0.1:{port}/readyz") as r:
+                        return r.status == 200
+                except aiohttp.ClientError:
+                    return False
+
+            def checked() -> bool:
+                with open_registry(cfg.store) as reg:
+                    return bool(reg.checks("10.5555/k8s"))
+
+            deadline = asyncio.get_running_loop().time() + 90
+            while not (await ready() and await asyncio.to_thread(checked)):
+                assert not task.done(), task
+                assert asyncio.get_running_loop().time() < deadline, "the DOI pod never became ready and checked"
+                await asyncio.sleep(0.5)
+            with psycopg.connect(postgres_dsn) as conn:
+                jobs = [r[0] for r in conn.execute("SELECT id FROM doi_jobs").fetchall()]
+            assert jobs == ["doi:10.5555/k8s"]
+        finally:
+            stop.set()
+            assert await asyncio.wait_for(task, 60) == 0
