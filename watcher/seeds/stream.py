@@ -67,13 +67,16 @@ class SeedReporter:
             self._stale.pop(verdict.history, None)
         return self._make(verdict.history, store)
 
-    def _make(self, history: str, store: VerdictReader) -> SeedReport | None:
+    def _make(self, history: str, store: VerdictReader, *, refreshing: bool = False,
+              sent: float | None = None) -> SeedReport | None:
         verdicts = store.recent_verdicts(history, self.cfg.history_verdicts)
         if not verdicts:
             return None
         first = min(verdicts, key=lambda v: v.capture_time)
         rep = report(first.seed or first.url, verdicts, self.cfg)
         with self._lock:
+            if refreshing and self._last_sent.get(history) != sent:
+                return None  # a report made meanwhile for a newer verdict: it stays the latest
             self._latest[history] = rep
             self._latest.move_to_end(history)
             while len(self._latest) > self.cfg.max_tracked_seeds:
@@ -91,7 +94,8 @@ class SeedReporter:
                 if not self._stale:
                     break
                 history, store = self._stale.popitem(last=False)
-            self._make(history, store)
+                sent = self._last_sent.get(history)
+            self._make(history, store, refreshing=True, sent=sent)
             done += 1
         return done
 
