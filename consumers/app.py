@@ -375,6 +375,13 @@ class ConsumerApp:
                     self.metrics.urls_off_topic.set(count)
                 except Exception as exc:  # a gauge must not kill the app
                     log.debug("off-topic gauge update failed: %r", exc)
+            seeds = self.scoring.seeds if self.scoring is not None else None
+            if seeds is not None:
+                try:
+                    # the seed distributions follow every verdict, not only those whose report was due
+                    await asyncio.to_thread(seeds.refresh)
+                except Exception as exc:  # a gauge must not kill the app
+                    log.debug("seed report refresh failed: %r", exc)
             await asyncio.sleep(15.0)
 
 

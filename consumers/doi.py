@@ -111,7 +111,8 @@ async def _scheduled(cfg: Config, monitor: DoiMonitor, stop: asyncio.Event) -> N
     sched = DoiScheduler(cfg, monitor)
     sched.start()
     try:
-        async with serve_status(monitor, cfg.doi.status_host, cfg.doi.status_port) as url:
+        async with serve_status(monitor, cfg.doi.status_host, cfg.doi.status_port,
+                                lambda: bool(sched.scheduler.running)) as url:
             if url:
                 log.info("DOI status at %s/doi/status", url)
             while not stop.is_set():

@@ -252,13 +252,53 @@ def test_kustomize_build_names_the_generated_secret_and_fails_without_secrets_en
     (base / "secrets.env").write_text("\n".join(re.sub(r"^#([a-z][a-z0-9-]*=)", r"\1", ln) for ln in lines) + "\n")
     res = subprocess.run([kubectl, "kustomize", str(base)], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
-    built = {o["kind"]: o for o in yaml.safe_load_all(res.stdout) if o}
-    assert set(built) == {"ConfigMap", "Deployment", "Service", "PodDisruptionBudget", "Secret"}
-    for obj in built.values():
+    objs = [o for o in yaml.safe_load_all(res.stdout) if o]
+    # the consumers, and the DOI monitor (deploy/k8s/doi: its Deployment, Service and WARC volume claim)
+    assert sorted((o["kind"], o["metadata"]["name"]) for o in objs) == sorted([
+        ("ConfigMap", "driftline-config"), ("Deployment", "driftline"), ("Service", "driftline-metrics"),
+        ("PodDisruptionBudget", "driftline"), ("Secret", next(o["metadata"]["name"] for o in objs
+                                                            if o["kind"] == "Secret")),
+        ("Deployment", "driftline-doi"), ("Service", "driftline-doi"),
+        ("PersistentVolumeClaim", "driftline-doi-warcs")])
+    for obj in objs:
         _validate(obj)
-    secret = built["Secret"]
+    secret = next(o for o in objs if o["kind"] == "Secret")
     assert secret["metadata"]["name"].startswith("driftline-secrets-")  # content hash: pods roll on a change
     assert set(secret["data"]) == {"store-dsn", "kafka-sasl-password"}
-    env = built["Deployment"]["spec"]["template"]["spec"]["containers"][0]["env"]
-    names = {e["valueFrom"]["secretKeyRef"]["name"] for e in env if "secretKeyRef" in e.get("valueFrom", {})}
-    assert names == {secret["metadata"]["name"]}
+    for dep in (o for o in objs if o["kind"] == "Deployment"):
+        env = dep["spec"]["template"]["spec"]["containers"][0]["env"]
+        names = {e["valueFrom"]["secretKeyRef"]["name"] for e in env if "secretKeyRef" in e.get("valueFrom", {})}
+        assert names == {secret["metadata"]["name"]}, dep["metadata"]["name"]
+
+
+def _exported_names() -> set[str]:
+    """Every sample name the code exports: the consumer app's registry (with the seed
+    distributions it registers) and the DOI monitor's; labelled counters and histograms that
+    have no sample yet are named by their family's suffixes."""
+    from watcher.doi.metrics import DoiMetrics
+    from watcher.metrics import Metrics
+    from watcher.seeds.settings import SeedsConfig
+    from watcher.seeds.stream import SeedDistribution, SeedReporter
+
+    consumer = Metrics()
+    consumer.registry.register(SeedDistribution(SeedReporter(SeedsConfig())))
+    names: set[str] = set()
+    for registry in (consumer.registry, DoiMetrics().registry):
+        for fam in registry.collect():
+            names.add(fam.name)
+            names.update(s.name for s in fam.samples)
+            suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count"),
+                        "gaugehistogram": ("_bucket", "_gsum", "_gcount")}.get(fam.type, ())
+            names.update(fam.name + s for s in suffixes)
+    return names
+
+
+def test_every_dashboard_panel_queries_metrics_the_code_exports() -> None:
+    """A panel over a metric nobody exports shows "No data" forever: every driftline_* name in
+    both dashboards' queries is a sample name of the code's registries (not of a list kept by hand)."""
+    exported = _exported_names()
+    assert {"driftline_verdicts_total", "driftline_seed_change_rate_bucket", "driftline_doi_checks_total"} <= exported
+    for name, dash in _dashboards().items():
+        used = {m for _, q in _queries(dash) for m in re.findall(r"\bdriftline_[a-z0-9_]+", q)}
+        assert used, name
+        assert used <= exported, f"{name}: no such metric in the code: {sorted(used - exported)}"

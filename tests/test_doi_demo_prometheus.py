@@ -64,9 +64,15 @@ async def test_every_doi_panel_and_rule_has_data_from_the_demo(tmp_path: Path) -
     for g in rules["groups"]:
         g["interval"] = "1s"
     (tmp_path / "doi_rules.yml").write_text(yaml.safe_dump(rules))
+    # The shipped scrape job (deploy/prometheus/prometheus.yml), its target moved to the demo: its
+    # name is what the DOI rules' target selectors match (DriftlineDoiDown's up{job=~"driftline-doi.*"}).
+    shipped = yaml.safe_load((DEPLOY / "prometheus" / "prometheus.yml").read_text())
+    assert "doi_rules.yml" in shipped["rule_files"]
+    job = next(j for j in shipped["scrape_configs"] if j["job_name"] == "driftline-doi")
+    job["static_configs"] = [{"targets": [f"127.0.0.1:{port}"]}]
     (tmp_path / "prometheus.yml").write_text(yaml.safe_dump({
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s"}, "rule_files": ["doi_rules.yml"],
-        "scrape_configs": [{"job_name": "driftline-doi", "static_configs": [{"targets": [f"127.0.0.1:{port}"]}]}],
+        "scrape_configs": [job],
     }))
     prom_port = free_port()
     proc = subprocess.Popen(

@@ -234,6 +234,10 @@ async def test_scheduler_produces_to_the_broker_and_survives_a_restart(tmp_path:
         overlay = doi_config(land, tmp_path, events_topic=kafka_names.topic("doi"))
         overlay["kafka"] = {"bootstrap_servers": bootstrap, "embedded_broker": False,
                             "alerts_topic": kafka_names.topic("alerts"), "partitions": 2}
+        from tests.conftest import free_port
+
+        status_port = free_port()
+        overlay["doi"]["status_port"] = status_port  # the probes of the shipped deployments
         cfg = load_config(overrides=overlay)
         with open_registry(cfg.store) as reg:
             reg.add([DoiEntry(f"10.5555/s{i}", a.title, interval_s=2) for i, a in enumerate(arts)])
@@ -257,6 +261,11 @@ async def test_scheduler_produces_to_the_broker_and_survives_a_restart(tmp_path:
             return st.change if st else None
 
         await wait_for(lambda: all(checks_of(f"10.5555/s{i}") >= 2 for i in range(3)))
+        # /healthz and /readyz (the scheduler runs) answer 200 for the containers' probes
+        async with aiohttp.ClientSession() as http:
+            for probe in ("healthz", "readyz"):
+                async with http.get(f"http://127.0.0.1:{status_port}/{probe}") as resp:
+                    assert resp.status == 200, probe
         land.pages["10.5555/s1"] = Page(dp.highwire(replace(dp.replace_paragraph(arts[1], 1), doi="10.5555/s1"), 0))
         await wait_for(lambda: state_change("10.5555/s1") == "drifted")
         stop.set()
@@ -489,3 +498,28 @@ async def test_streaming_watcher_publishes_the_monitors_verdicts_without_rescori
             for d in doi.values():
                 stored = store.recent_verdicts(history_of(d), 100)
                 assert len(stored) == 2 and sum(1 for v in stored if v.change == "baseline") == 1
+
+
+async def test_readyz_says_whether_the_scheduler_runs(tmp_path: Path) -> None:
+    """/readyz is the Kubernetes readiness probe of deploy/k8s/doi: 503 while the scheduler is not
+    running, 200 once it runs; /healthz answers either way (liveness)."""
+    from tests.conftest import free_port
+    from watcher.doi.schedule import DoiScheduler
+
+    async with landscape() as land:
+        cfg = load_config(overrides=doi_config(land, tmp_path))
+        async with open_monitor(cfg) as mon:
+            sched = DoiScheduler(cfg, mon)
+            async with serve_status(mon, "127.0.0.1", free_port(), lambda: bool(sched.scheduler.running)) as url, \
+                    aiohttp.ClientSession() as http:
+                async def codes() -> tuple[int, int]:
+                    async with http.get(f"{url}/healthz") as h, http.get(f"{url}/readyz") as r:
+                        return h.status, r.status
+
+                assert await codes() == (200, 503)
+                sched.start(paused=True)
+                try:
+                    assert await codes() == (200, 200)
+                finally:
+                    sched.shutdown()
+                assert await codes() == (200, 503)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -234,3 +235,51 @@ def test_config_refuses_bad_bounds() -> None:
     with pytest.raises(ConfigError, match="seeds"):
         load_config(overrides={"seeds": {"recrawl_min_days": 100, "recrawl_max_days": 10}})
     assert isinstance(load_config(), Config)
+
+
+class _Verdicts:
+    """The reporter's read of a history's stored verdicts (``recent_verdicts``), over a list the test grows."""
+
+    def __init__(self) -> None:
+        self.rows: list[Verdict] = []
+        self.on_read: list[Callable[[], None]] = []
+
+    def recent_verdicts(self, history: str, limit: int) -> list[Verdict]:
+        rows = [v for v in self.rows if v.history == history][-limit:]
+        while self.on_read:
+            self.on_read.pop()()
+        return rows
+
+
+def test_seed_metrics_follow_verdicts_whose_report_was_not_due() -> None:
+    """A history's captures arriving within seeds.publish_interval_s (a backfill, the demo) made one
+    report, at the first capture, which has no change rate: refresh() remakes it for the metrics from
+    every stored verdict, and never replaces a report made meanwhile for a newer verdict."""
+    from watcher.seeds.stream import SeedReporter
+
+    now = [0.0]
+    rep = SeedReporter(SeedsConfig(publish_interval_s=60.0), clock=lambda: now[0])
+    store = _Verdicts()
+    hashes = ["0" * 16, "f" * 16, "0" * 16, "f" * 16, "0" * 16, "f" * 16]
+    for i in range(5):  # five captures a fortnight apart, the text changing each time, scored within seconds
+        store.rows.append(_v(i, day=14 * i, simhash=hashes[i]))
+        made = rep.observe(store.rows[-1], store)
+        assert (made is not None) == (i == 0)
+    [only] = rep.snapshot()
+    assert only.captures == 1 and only.change_rate_per_day is None  # what the metrics showed: no rate
+    assert rep.refresh() == 1 and rep.refresh() == 0
+    [only] = rep.snapshot()
+    assert only.captures == 5 and only.change_rate_per_day is not None and only.change_rate_per_day > 0
+    # A sixth capture, not due; while its refresh reads the store, a seventh is due and published:
+    store.rows.append(_v(5, day=70, simhash=hashes[5]))
+    assert rep.observe(store.rows[-1], store) is None
+
+    def published_meanwhile() -> None:
+        now[0] += 61.0
+        store.rows.append(_v(6, day=84, simhash=hashes[0]))
+        assert rep.observe(store.rows[-1], store) is not None
+
+    store.on_read.append(published_meanwhile)
+    assert rep.refresh() == 1
+    [only] = rep.snapshot()
+    assert only.captures == 7  # the published report of the seventh stays the latest, not the refresh's

@@ -420,7 +420,7 @@ class DoiConfig(_Frozen):
     warc_dir: str = "doi-warcs"  # rolling WARC files of every check
     warc_max_bytes: int = 1_000_000_000  # roll over to a new WARC file at this size
     events_topic: str = "driftline-doi-captures"  # capture events (driftline format; add it to kafka.input_topics)
-    status_host: str = "127.0.0.1"  # `doi run` serves /doi/status (JSON) here
+    status_host: str = "127.0.0.1"  # `doi run` serves /doi/status, /doi/check, /metrics, /healthz, /readyz here
     status_port: int = 9309  # 0 = do not serve
     title_min_similarity: float = 0.80  # rapidfuzz token-set ratio (0..1) for "the title still matches"
     abstract_min_containment: float = 0.95  # below this share of its 4-word shingles kept, the abstract was edited

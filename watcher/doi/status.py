@@ -6,14 +6,16 @@ registration agency's poller; the rows' stable schema, shared with ``doi status
 ``GET /doi/check/<doi>`` the DOI's recent check records (DataCite-style link
 checks: status, content type, redirect count, latency, has schema.org,
 citation DOI present, body has the identifier), ``GET /metrics`` the
-monitor's Prometheus metrics.
+monitor's Prometheus metrics, ``GET /healthz`` (the process answers) and
+``GET /readyz`` (the scheduler runs) for a container's probes: cheap, unlike
+``/doi/status``, which reads every DOI's row.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -48,7 +50,9 @@ def status_rows(reg: DoiRegistry) -> list[dict[str, Any]]:
     return rows
 
 
-def status_app(monitor: DoiMonitor) -> web.Application:
+def status_app(monitor: DoiMonitor, ready: Callable[[], bool] | None = None) -> web.Application:
+    """The monitor's HTTP answers; ``ready`` says whether it checks DOIs (None: always ready)."""
+
     async def status(_: web.Request) -> web.Response:
         rows = await asyncio.to_thread(status_rows, monitor.registry)
         return web.json_response(rows, dumps=lambda o: json.dumps(o, ensure_ascii=False))
@@ -68,7 +72,17 @@ def status_app(monitor: DoiMonitor) -> web.Application:
         body = generate_latest(monitor.metrics.registry)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
+    async def healthz(_: web.Request) -> web.Response:
+        return web.Response(text="ok\n")
+
+    async def readyz(_: web.Request) -> web.Response:
+        if ready is not None and not ready():
+            return web.Response(status=503, text="the DOI scheduler is not running\n")
+        return web.Response(text="ready\n")
+
     app = web.Application()
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
     app.router.add_get("/doi/status", status)
     app.router.add_get(r"/doi/check/{doi:.+}", checks)
     app.router.add_get("/metrics", metrics)
@@ -76,12 +90,13 @@ def status_app(monitor: DoiMonitor) -> web.Application:
 
 
 @asynccontextmanager
-async def serve_status(monitor: DoiMonitor, host: str, port: int) -> AsyncIterator[str | None]:
+async def serve_status(monitor: DoiMonitor, host: str, port: int,
+                       ready: Callable[[], bool] | None = None) -> AsyncIterator[str | None]:
     """Serve :func:`status_app` on ``host:port`` (``port`` 0: not served, yields ``None``)."""
     if port <= 0:
         yield None
         return
-    runner = web.AppRunner(status_app(monitor), access_log=None)
+    runner = web.AppRunner(status_app(monitor, ready), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()

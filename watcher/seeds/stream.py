@@ -8,7 +8,11 @@ report per history every ``seeds.publish_interval_s``: a report reads up to
 
 The latest report of every history (up to ``seeds.max_tracked_seeds``, the least recently reported
 giving way) feeds :class:`SeedDistribution`, which exports how yield and change rate are spread over
-seeds: bounded cardinality, no per-seed label.
+seeds: bounded cardinality, no per-seed label.  A verdict whose report was not due leaves its history
+*stale*, and :meth:`SeedReporter.refresh` (the app's gauge loop, every 15 s) remakes the reports of
+stale histories for the metrics: without it a history's captures arriving within one interval
+(a backfill, the demo's five crawls in seconds) left the metrics with the report of its first
+capture, which has no interval to estimate a change rate from, and the change-rate panel empty.
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ class SeedReporter:
         self._latest: OrderedDict[str, SeedReport] = OrderedDict()
         self._last_sent: dict[str, float] = {}
         self._advice: dict[str, str] = {}
+        # histories with a verdict newer than their latest report -> the store to read them from
+        self._stale: OrderedDict[str, VerdictReader] = OrderedDict()
         # Where a history's last published advice is kept beyond this process (the store's advice ledger,
         # set by ``driftline run --crawl-log``): asked when this process has not seen the history's advice.
         self.advice_of: Callable[[str], str | None] | None = None
@@ -55,20 +61,46 @@ class SeedReporter:
         with self._lock:
             last = self._last_sent.get(verdict.history)
             if last is not None and now - last < self.cfg.publish_interval_s:
+                self._stale[verdict.history] = store  # not published now; refresh() remakes it for the metrics
+                self._stale.move_to_end(verdict.history)
+                while len(self._stale) > self.cfg.max_tracked_seeds:
+                    self._stale.popitem(last=False)
                 return None
             self._last_sent[verdict.history] = now
-        verdicts = store.recent_verdicts(verdict.history, self.cfg.history_verdicts)
+            self._stale.pop(verdict.history, None)
+        return self._make(verdict.history, store)
+
+    def _make(self, history: str, store: VerdictReader, *, refreshing: bool = False,
+              sent: float | None = None) -> SeedReport | None:
+        verdicts = store.recent_verdicts(history, self.cfg.history_verdicts)
         if not verdicts:
             return None
         first = min(verdicts, key=lambda v: v.capture_time)
         rep = report(first.seed or first.url, verdicts, self.cfg)
         with self._lock:
-            self._latest[verdict.history] = rep
-            self._latest.move_to_end(verdict.history)
+            if refreshing and self._last_sent.get(history) != sent:
+                return None  # a report made meanwhile for a newer verdict: it stays the latest
+            self._latest[history] = rep
+            self._latest.move_to_end(history)
             while len(self._latest) > self.cfg.max_tracked_seeds:
                 old, _ = self._latest.popitem(last=False)
                 self._last_sent.pop(old, None)
         return rep
+
+    def refresh(self, limit: int = 256) -> int:
+        """Remake the reports of up to ``limit`` stale histories (the longest stale first) for the
+        metrics; nothing is published.  Returns how many were remade.  Why a limit: a report reads
+        up to ``seeds.history_verdicts`` verdicts; what is left waits for the next call."""
+        done = 0
+        while done < limit:
+            with self._lock:
+                if not self._stale:
+                    break
+                history, store = self._stale.popitem(last=False)
+                sent = self._last_sent.get(history)
+            self._make(history, store, refreshing=True, sent=sent)
+            done += 1
+        return done
 
     def advice_changed(self, history: str, advice_id: str) -> bool:
         """Whether ``advice_id`` (a guidance recommendation's id, stable while the advice stands) is
