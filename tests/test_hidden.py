@@ -85,3 +85,14 @@ def test_a_page_whose_html_shrinks_with_its_text_still_votes_lost_text(tmp_path:
     v = verdicts[1]
     assert v.measures["bytecount"].score is not None and v.measures["bytecount"].score < -0.43
     assert v.status == "off-topic" and "wordcount" in v.reason, v.reason
+
+
+def test_blocks_that_do_not_close_are_left_as_they_are() -> None:
+    """A block cut off (a truncated capture) or not in BigPipe's shape is not revealed; a whole block
+    after one that is not BigPipe's shape still is."""
+    cut = '<body><code class="hidden_elem"><!-- <p>Story</p>'
+    assert reveal_hidden(cut) is cut
+    other_shape = ('<body><code class="hidden_elem"><!-- a --> text</code>'
+                   '<code class="hidden_elem"><!-- <p>B</p> --></code>')
+    assert reveal_hidden(other_shape).endswith("<div> <p>B</p> </div>")
+    assert reveal_hidden('<template shadowrootmode="open"><p>x</p>') == '<template shadowrootmode="open"><p>x</p>'

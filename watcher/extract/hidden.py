@@ -28,18 +28,51 @@ from __future__ import annotations
 
 import re
 
-# <code class="... hidden_elem ..." ...><!-- markup --></code>: the class is BigPipe's marker; the
-# comment must be the element's whole content (whitespace aside), as BigPipe writes it.
-_HIDDEN_CODE = re.compile(
-    r"<code\b[^>]*\bclass\s*=\s*[\"'][^\"']*\bhidden_elem\b[^\"']*[\"'][^>]*>\s*<!--(.*?)-->\s*</code\s*>",
-    re.I | re.S)
-_SHADOW_TEMPLATE = re.compile(r"<template\b([^>]*\bshadowroot(?:mode)?\s*=[^>]*)>(.*?)</template\s*>", re.I | re.S)
+# The opening tags: BigPipe's <code class="... hidden_elem ..."> and a declarative shadow root's
+# <template shadowrootmode="open"> (older Chrome: shadowroot).  Attribute runs are bounded, and
+# each block's end is found with str.find from a cursor that only moves forward, so the step stays
+# linear on any input (a page of unclosed blocks included).
+_HIDDEN_CODE = re.compile(r"<code\b[^>]{0,400}?\bclass\s*=\s*[\"'][^\"'>]{0,400}?\bhidden_elem\b[^>]{0,400}>\s*<!--",
+                          re.I)
+_CODE_END = re.compile(r"\s*</code\s*>", re.I)
+_SHADOW_TEMPLATE = re.compile(r"<template\b[^>]{0,400}?\bshadowroot(?:mode)?\s*=[^>]{0,400}>", re.I)
+_TEMPLATE_END = re.compile(r"</template\s*>", re.I)
 # inside the comment BigPipe escapes a nested comment's end ("--\>") so that it cannot close the wrapper
 _ESCAPED_END = re.compile(r"--\\>")
 
 
-def _uncomment(m: re.Match[str]) -> str:
-    return f"<div>{_ESCAPED_END.sub('-->', m.group(1))}</div>"
+def _bigpipe(html: str) -> str:
+    out: list[str] = []
+    pos = close = 0
+    for m in _HIDDEN_CODE.finditer(html):
+        if m.start() < pos:
+            continue  # inside a block already revealed
+        if close < m.end():  # the first "-->" after this opening (found once for every opening before it)
+            close = html.find("-->", m.end())
+        if close < 0:
+            break  # no comment closes after here: no later block can be whole either
+        end = _CODE_END.match(html, close + 3)
+        if end is None:
+            continue  # not BigPipe's shape (the comment is not the element's whole content)
+        out += [html[pos:m.start()], "<div>", _ESCAPED_END.sub("-->", html[m.end():close]), "</div>"]
+        pos = end.end()
+    return "".join(out) + html[pos:] if out else html
+
+
+def _shadow_roots(html: str) -> str:
+    out: list[str] = []
+    pos = 0
+    end: re.Match[str] | None = None
+    for m in _SHADOW_TEMPLATE.finditer(html):
+        if m.start() < pos:
+            continue
+        if end is None or end.start() < m.end():
+            end = _TEMPLATE_END.search(html, m.end())
+        if end is None:
+            break
+        out += [html[pos:m.start()], "<div>", html[m.end():end.start()], "</div>"]
+        pos = end.end()
+    return "".join(out) + html[pos:] if out else html
 
 
 def reveal_hidden(html: str) -> str:
@@ -47,7 +80,7 @@ def reveal_hidden(html: str) -> str:
     blocks) and the content the browser renders from declarative shadow-DOM templates turned into
     ordinary markup; any other page is returned as it is (the same object)."""
     if "hidden_elem" in html:
-        html = _HIDDEN_CODE.sub(_uncomment, html)
+        html = _bigpipe(html)
     if "shadowroot" in html:
-        html = _SHADOW_TEMPLATE.sub(lambda m: f"<div>{m.group(2)}</div>", html)
+        html = _shadow_roots(html)
     return html
