@@ -168,8 +168,7 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
     would, set_aside = measure_reasons(results, cfg, abstain - ms.TOPIC_WORD_MEASURES) if name_kept else (False, [])
     aside = (f"; {', '.join(set_aside)} set aside: the {'title' if kind == 'site' else 'subject line'} is "
              "kept, new top words are news" if would else "")
-    if collapsed is not None and scored(results, "wordcount") is not None \
-            and results["wordcount"].status == "off-topic":
+    if collapsed is not None:
         aside += f"; {collapsed}"
     cont = similarity(results, "containment", base, cur)
     doi_r = scored(results, "doi")

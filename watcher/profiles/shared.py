@@ -95,11 +95,13 @@ def extraction_collapse(results: Mapping[str, MeasureResult], base: Fingerprint,
     were not read (a script shows them, or markup the parser reads otherwise: gold's 522, 449 words
     then 20 from 23 kB of HTML that still holds them).  That is a failure of the extraction, not
     drift: the word count must not call it off topic on its own; the other measures still vote."""
-    wc = similarity(results, "wordcount", base, cur)
+    wc = results.get("wordcount")
+    if wc is None or wc.score is None or wc.status != "off-topic":
+        return None  # no collapse by the word count's own line
     bc = similarity(results, "bytecount", base, cur)
-    if wc is None or bc is None or bc < HTML_KEPT_BYTES or not base.byte_count:
+    if bc is None or bc < HTML_KEPT_BYTES:
         return None
-    return (f"wordcount {fmt(wc)} set aside: the text collapsed while the HTML kept its size (bytes "
+    return (f"wordcount {fmt(wc.score)} set aside: the text collapsed while the HTML kept its size (bytes "
             f"{fmt(bc)} >= {fmt(HTML_KEPT_BYTES)}), an extraction failure, not drift")
 
 
