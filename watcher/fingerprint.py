@@ -26,6 +26,7 @@ from .canonical import original_url, url_key
 from .config import EngineConfig
 from .extract.decode import decode
 from .extract.encoding import decode_body
+from .extract.hidden import reveal_hidden
 from .extract.html import HtmlDoc, find_dois, normalise_ws, read_html, replay_missing_of
 from .extract.pdf import pdf_text
 from .extract.record import record_of
@@ -314,7 +315,7 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, wor
         raw, _enc = decode(content, capture.content_type, cfg.extract.fallback_encoding,
                            host_of(capture.url).rpartition(".")[2])
         if kind == "html":
-            doc = read_html(raw, banners=cfg.extract.remove_banners, main_content=main_content)
+            doc = read_html(reveal_hidden(raw), banners=cfg.extract.remove_banners, main_content=main_content)
             if doc.replay_redirect is not None:
                 return _replayed_redirect(doc.replay_redirect, capture, digest, byte_count)
         else:

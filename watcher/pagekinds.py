@@ -8,9 +8,16 @@ pages that show members only a login form ("You must log in to continue").  Thes
 pages look alike across sites and languages, so a phrase list over the title,
 headings and the start of the text finds them without any baseline.
 
-A phrase in the title or a heading is strong evidence; in the body it counts
-only when the page is short (a long article that *mentions* "page not found"
-is not a soft 404).  Wherever it is, it must stand as the page's own notice,
+A phrase names a page kind only where it is what the page is: in the title or
+the main (first) heading, or in a block that holds most of the page's own
+text.  In another heading or in the body it counts only when the page is
+short (a long article that *mentions* "page not found" is not a soft 404) and
+carries no substantial text of its own beside the notice
+(:func:`_holds_page`): a blog theme prints its empty loop ("Nothing Found ...
+It seems we can't find what you're looking for. Perhaps searching can help.")
+under a featured article's 200-word summary on the home page, and a search
+widget or a "no comments yet" block sits beside an article; none of them is
+an error page.  Wherever it is, it must stand as the page's own notice,
 not as words in a sentence or a headline about something else: news and
 activist pages report blocks, hacks and works ("a web page, still under
 construction, and a booklet", "Access Denied- Thousands of Palestinians are
@@ -88,6 +95,8 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         r"لم يتم العثور على (الصفحة|المدونة|المقال)", r"(المدونة|الصفحة) (غير موجودة|غير متوفرة)",
         r"(هذا المحتوى|هذا الفيديو|هذه القناة|هذا الحساب) غير (متوفر|متاح|موجود)", r"تمت? إزالة هذا الفيديو",
         r"الرابط الذي (اتبعته|نقرت عليه)", r"خطأ\s*404|404\s*خطأ",
+        # the WordPress themes' "It seems we can't find what you're looking for" in Arabic
+        r"يبدو (أننا|اننا) (لا نستطيع|لم نتمكن من|لا يمكننا) (العثور على|إيجاد) (ما|الصفحة)",
     ),
     "login-wall": (
         r"you (must|need to) (be )?log(ged)? ?in(to)? (to )?(continue|see|view|access|read)",
@@ -191,6 +200,11 @@ SHORT_PAGE_WORDS = 250
 # stumbled upon our 404 page": 14), while gold's on-topic pages and the newspaper pages mention
 # the phrases inside lines of 23 to 337 words, from their seventh word on.
 PROSE_MAX_WORDS = 20
+# A text of the page's own beside a notice: more prose than this outside the notice's block (and
+# more than the block).  A soft 404's help under its notice is a sentence or two (gold's and the
+# newspaper pages' error pages: none has prose beside the notice); a featured article's summary
+# above a theme's empty loop is ~200 words, an article under a search box or a comment form more.
+OWN_TEXT_MIN_WORDS = 60
 OPENS_WITHIN_WORDS = 2
 # A headline's kicker: the phrase, then a colon or a dash joined to it, then a headline of its own
 # ("Access Denied- Thousands of Palestinians are being denied access to water" and "COMING SOON:
@@ -227,12 +241,16 @@ def detect_page_kind(title: str, headings: tuple[str, ...] | list[str], text: st
     """
     # the title whole and each of its parts ("wwhr | UNDER CONSTRUCTION": the notice opens its part)
     parts = title_segments(title)
-    head = [_fold(u) for u in (title, *(parts if len(parts) > 1 else ()), *headings[:4])]
-    found = _first(head)
+    found = _first([_fold(u) for u in (title, *(parts if len(parts) > 1 else ()), *headings[:1])])
+    if found:
+        return PageKind(found[0], found[1], "title")
+    # elsewhere a notice decides only when it is the page: no prose of the page's own beside it
+    prose = [n for line in text.splitlines() if (n := len(line.split())) > PROSE_MAX_WORDS]
+    found = _first([_fold(u) for u in headings[1:4]], prose)
     if found:
         return PageKind(found[0], found[1], "title")
     if word_count <= SHORT_PAGE_WORDS:
-        found = _first(_fold(text[:3000]).splitlines())
+        found = _first(_fold(text[:3000]).splitlines(), prose)
         if found:
             return PageKind(found[0], found[1], "body")
     if status is not None and status >= 400:
@@ -253,12 +271,23 @@ def _notice(unit: str, m: re.Match[str]) -> bool:
     return not (kicker and len(after[kicker.end():].split()) >= KICKER_MIN_WORDS)
 
 
-def _first(units: list[str]) -> tuple[str, str] | None:
+def _holds_page(unit: str, prose: list[int]) -> bool:
+    """Whether the notice's block ``unit`` holds most of the page's own text.  ``prose``: the word
+    counts of the page's prose lines (longer than :data:`PROSE_MAX_WORDS`; menus, links and
+    headings are shorter and are the site's furniture, not the page's text).  The prose outside the
+    block must not outweigh it, or must be too little to be a text of its own
+    (:data:`OWN_TEXT_MIN_WORDS`: the help under a notice, "Please check the URL ...")."""
+    block = len(unit.split())
+    own = sum(prose) - (block if block > PROSE_MAX_WORDS else 0)
+    return own < OWN_TEXT_MIN_WORDS or own <= block
+
+
+def _first(units: list[str], prose: list[int] | None = None) -> tuple[str, str] | None:
     """The first kind (in :data:`_ORDER`) with a phrase that stands as a notice in any unit, and
-    the phrase."""
+    the phrase; with ``prose`` (see :func:`_holds_page`), only in a unit that holds the page."""
     for kind in _ORDER:
         for unit in units:
             for m in _COMPILED[kind].finditer(unit):
-                if _notice(unit, m):
+                if _notice(unit, m) and (prose is None or _holds_page(unit, prose)):
                     return kind, m.group(0)[:80]
     return None

@@ -25,7 +25,7 @@ from ..text import normalise
 from ..verdict import Decision, fmt, fmt_below, scored
 from .base import BaseProfile, Case
 from .seeds import Seed
-from .shared import measure_reasons, similarity
+from .shared import extraction_collapse, measure_reasons, similarity
 from .subject import (
     SUBJECT_TITLE,
     TEXT_REPLACED,
@@ -157,13 +157,19 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
     # Under a kept name, new topic words are the news (a home page's stories, a live blog's updates),
     # not another page: the top-term measures do not vote there.  Loss of the text (wordcount) still
     # does, and a page kind, an error or a redirect was read before.
-    off_policy, m_reasons = measure_reasons(results, cfg, ms.TOPIC_WORD_MEASURES if name_kept else frozenset())
+    abstain = ms.TOPIC_WORD_MEASURES if name_kept else frozenset()
+    collapsed = extraction_collapse(results, base, cur)
+    if collapsed is not None:
+        abstain = abstain | {"wordcount"}
+    off_policy, m_reasons = measure_reasons(results, cfg, abstain)
     if checks or off_policy:
         return Decision("off-topic", "off-topic", "; ".join(reasons + m_reasons), 0.9, tuple(checks))
     # Say why a measure shown as off topic did not decide (the reader sees its status in the table).
-    would, set_aside = measure_reasons(results, cfg) if name_kept else (False, [])
+    would, set_aside = measure_reasons(results, cfg, abstain - ms.TOPIC_WORD_MEASURES) if name_kept else (False, [])
     aside = (f"; {', '.join(set_aside)} set aside: the {'title' if kind == 'site' else 'subject line'} is "
              "kept, new top words are news" if would else "")
+    if collapsed is not None:
+        aside += f"; {collapsed}"
     cont = similarity(results, "containment", base, cur)
     doi_r = scored(results, "doi")
     what = "section" if section else "home page" if kind == "site" else "page"

@@ -83,6 +83,28 @@ def measure_reasons(results: Mapping[str, MeasureResult], cfg: EngineConfig,
     return flagged_by_policy, reasons if flagged_by_policy else []
 
 
+# The HTML kept its size: it lost less than the byte-count measure's own published line (-0.43,
+# OTMT's default) marks as a page that shrank.
+HTML_KEPT_BYTES = -0.43
+
+
+def extraction_collapse(results: Mapping[str, MeasureResult], base: Fingerprint, cur: Fingerprint) -> str | None:
+    """Why the word-count vote is set aside, or ``None``: the text collapsed while the HTML kept its
+    size.  A page that lost its content loses its markup with it (every word-count flag on the shared
+    gold that was right came with bytes down 55 % or more); words gone from HTML of the same size
+    were not read (a script shows them, or markup the parser reads otherwise: gold's 522, 449 words
+    then 20 from 23 kB of HTML that still holds them).  That is a failure of the extraction, not
+    drift: the word count must not call it off topic on its own; the other measures still vote."""
+    wc = results.get("wordcount")
+    if wc is None or wc.score is None or wc.status != "off-topic":
+        return None  # no collapse by the word count's own line
+    bc = similarity(results, "bytecount", base, cur)
+    if bc is None or bc < HTML_KEPT_BYTES:
+        return None
+    return (f"wordcount {fmt(wc.score)} set aside: the text collapsed while the HTML kept its size (bytes "
+            f"{fmt(bc)} >= {fmt(HTML_KEPT_BYTES)}), an extraction failure, not drift")
+
+
 def similarity(results: Mapping[str, MeasureResult], name: str, base: Fingerprint, cur: Fingerprint) -> float | None:
     """A measure's score, reusing the result when it was configured."""
     s = scored(results, name)
