@@ -87,7 +87,7 @@ def detect(text: str, hint: str | None = None) -> str | None:
     short to classify: page templates often carry a wrong ``lang``.
     """
     sample = text[:2500]
-    letters = sum(ch.isalpha() for ch in sample[:2000])
+    letters = sum(map(str.isalpha, sample[:2000]))
     if letters < 40:
         return macro(hint) if hint else None
     code, prob = _identifier().classify(sample)

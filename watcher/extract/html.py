@@ -2,8 +2,8 @@
 
 Everything later stages need from the markup (title, headings, ``citation_*``
 meta, DOIs, script count, site name, the visible text) is read from the same
-tree, so no measure ever re-parses HTML.  Text comes from inscriptis, which
-accepts the already-parsed tree.
+tree, so no measure ever re-parses HTML.  Text comes from the same tree too, in one C-level walk
+(:mod:`watcher.extract.blocktext`; inscriptis' layout took half of a capture's CPU).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import lxml.etree
 import lxml.html
-from inscriptis import Inscriptis
-from inscriptis.model.config import ParserConfig
+
+from .blocktext import block_text
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,6 @@ _BLOGGER_POSTS = re.compile(r"(^|\s)Blog(\s|$)")
 # A comment thread follows the content and never wraps it: dropped even when it holds most of the page's
 # text.  Other names ("share-zone", "related-wrap") that hold most of the text are wrappers.
 _APPENDED = frozenset({"comment", "comments"})
-_INSCRIPTIS = ParserConfig(display_images=False, display_links=False)
 
 
 @dataclass(slots=True)
@@ -255,9 +254,9 @@ def remove_boilerplate(root: lxml.html.HtmlElement) -> bool:
         len(whole.split()) < MAIN_CONTENT_MIN_WORDS
 
 
-# Bounds on the cost of one page, not only on its bytes: inscriptis builds a
-# Python object per node (a 19 MB page of small elements took a consumer to
-# 1.6 GB), so pages with more nodes than this get lxml's plain text instead,
+# Bounds on the cost of one page, not only on its bytes: a page of very many nodes (a 19 MB page of
+# small elements took a consumer to 1.6 GB under inscriptis' per-node layout objects) gets lxml's
+# plain text instead of the block walk,
 # and text past MAX_TEXT_CHARS is cut.  Both are recorded (HtmlDoc.capped).
 MAX_LAYOUT_NODES = 60_000
 MAX_TEXT_CHARS = 2_000_000
@@ -330,7 +329,7 @@ def boilerplate_share(root: lxml.html.HtmlElement) -> float | None:
 
 
 def _drop_invisible(root: lxml.html.HtmlElement) -> None:
-    # Inscriptis walks every node; drop the subtrees it would hide anyway.
+    # The text walk would hide them anyway; dropped first, so no count or feature reads them either.
     for el in list(root.iter(*_INVISIBLE)):
         _drop(el)
 
@@ -427,11 +426,7 @@ def read_html(html: str, *, banners: bool = True, main_content: bool = False) ->
         doc.capped = f"{nodes} nodes > {MAX_LAYOUT_NODES}: plain text, no layout"
         text = " ".join(itertools.islice(root.itertext(), 4 * MAX_LAYOUT_NODES))
     else:
-        try:
-            text = Inscriptis(root, _INSCRIPTIS).get_text()
-        except (RecursionError, ValueError, TypeError, AttributeError) as exc:
-            log.debug("inscriptis failed (%s); falling back to itertext", exc)
-            text = " ".join(root.itertext())
+        text = block_text(root)
     if len(text) > MAX_TEXT_CHARS:
         doc.capped = (doc.capped + "; " if doc.capped else "") + f"text cut at {MAX_TEXT_CHARS} characters"
         text = text[:MAX_TEXT_CHARS]
