@@ -14,7 +14,7 @@ from watcher.text import tokens
 
 
 def _text(html: str) -> str:
-    return normalise_ws(block_text(lxml.html.document_fromstring(html)))
+    return normalise_ws(block_text(lxml.html.document_fromstring(html)) or "")
 
 
 def test_blocks_are_lines_and_inline_elements_join_words() -> None:
@@ -53,7 +53,8 @@ def test_a_tree_deeper_than_the_recursion_limit_is_read() -> None:
     for _ in range(5000):
         el = lxml.html.etree.SubElement(el, "div")
     el.text = "deep words"
-    assert normalise_ws(block_text(root)) == "top\ndeep words"
+    assert normalise_ws(block_text(root) or "") == "top\ndeep words"
+    assert block_text(root, max_nodes=1000) is None  # the bound: the caller reads plain text then
     assert read_html("<div><p>a</p>" * 200 + "</div>" * 200).text == "\n".join(["a"] * 200)
 
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
 from itertools import repeat
+from operator import itemgetter
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -217,7 +218,9 @@ def top_terms(tf: Counter[str], n: int) -> dict[str, int]:
     """The ``n`` most frequent terms, ties broken by the term (deterministic)."""
     if len(tf) <= n:
         return dict(tf)
-    return dict(sorted(tf.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
+    ranked = sorted(tf.items())  # by term, then (a stable sort) by count, most first: C-level keys
+    ranked.sort(key=itemgetter(1), reverse=True)
+    return dict(ranked[:n])
 
 
 def _redirect_of(doc: HtmlDoc, url: str, n_words: int) -> str | None:
@@ -431,7 +434,7 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, wor
         host=host_of(capture.url),
         redirect=redirect,
         # The whole set while the capture is scored (and kept for re-scoring); a baseline keeps the sample.
-        shingles=frozenset(int(h) for h in hashes),
+        shingles=frozenset(hashes.tolist()),
         shingle_sample=hashes[:SHINGLE_SAMPLE].astype("<u8").tobytes(),
         tokens=tuple(tokens) if keep_words else None,
         text=text if tok.keep_text else None,

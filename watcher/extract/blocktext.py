@@ -48,16 +48,19 @@ def _display(style: str) -> str | None:
     return found
 
 
-def block_text(root: lxml.html.HtmlElement) -> str:
+def block_text(root: lxml.html.HtmlElement, max_nodes: int = 0) -> str | None:
     """The visible text under ``root``: blocks on lines of their own, other elements' text joined
     as written, the markup's own line breaks read as spaces (``<pre>`` too: its words are what
-    counts); runs of spaces are left for the caller to collapse (``extract.html.normalise_ws``)."""
+    counts); runs of spaces are left for the caller to collapse (``extract.html.normalise_ws``).
+    ``None`` once the walk meets more than ``max_nodes`` elements (0: no bound), so the caller
+    needs no walk of its own to count them first."""
     out: list[str] = []
     append = out.append
     hidden: set[lxml.etree._Element] = set()
     block_styled: set[lxml.etree._Element] = set()
     inline_styled: set[lxml.etree._Element] = set()
     walk = lxml.etree.iterwalk(root, events=("start", "end"))
+    seen = 0
     for event, el in walk:
         tag = el.tag
         if not isinstance(tag, str):  # a comment or processing instruction: its tail only
@@ -65,6 +68,9 @@ def block_text(root: lxml.html.HtmlElement) -> str:
                 append(el.tail)
             continue
         if event == "start":
+            seen += 1
+            if max_nodes and seen > max_nodes:
+                return None
             style = el.get("style")
             shown = _display(style) if style and "isplay" in style else None
             if tag in HIDDEN_TAGS or shown == "none":
