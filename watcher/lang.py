@@ -65,7 +65,7 @@ def macro(code: str | None) -> str | None:
 _MODEL_LOCK = threading.Lock()
 
 
-def _identifier() -> Any:
+def identifier() -> Any:
     """The language model, loaded once per process.  Locked: the scoring threads and the DOI
     monitor's concurrent first checks would each load it (five at once took 9 s), since
     ``lru_cache`` does not hold back a second caller while the first is still loading."""
@@ -106,7 +106,7 @@ def detect(text: str, hint: str | None = None) -> str | None:
     letters = sum(map(str.isalpha, text[:2000]))
     if letters < 40:
         return macro(hint) if hint else None
-    code, prob = _identifier().classify(sample_of(text))
+    code, prob = identifier().classify(sample_of(text))
     if prob < 0.5 and hint:
         return macro(hint)
     return macro(str(code))
