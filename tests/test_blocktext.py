@@ -81,3 +81,8 @@ def test_minhash_gives_datasketch_affine32_values(size: int, num_perm: int) -> N
     ref = datasketch.MinHash(num_perm=num_perm, seed=1, hashfunc=lambda x: x, scheme="affine32")
     ref.update_batch((hashes & np.uint64(0xFFFFFFFF)).astype(np.uint32))
     assert minhash_of(hashes, num_perm) == ref.hashvalues.astype(np.uint32).tobytes()
+
+
+def test_the_text_after_a_comment_is_kept_and_the_comment_is_not() -> None:
+    root = lxml.html.fromstring("<div><p>a<!-- note -->b<?pi x?>c</p></div>")
+    assert normalise_ws(block_text(root) or "") == "abc"

@@ -53,7 +53,10 @@ def block_text(root: lxml.html.HtmlElement, max_nodes: int = 0) -> str | None:
     as written, the markup's own line breaks read as spaces (``<pre>`` too: its words are what
     counts); runs of spaces are left for the caller to collapse (``extract.html.normalise_ws``).
     ``None`` once the walk meets more than ``max_nodes`` elements (0: no bound), so the caller
-    needs no walk of its own to count them first."""
+    needs no walk of its own to count them first.  Comments and processing instructions are removed
+    from ``root`` first (their text is not shown, the text after them is; lxml's walk skips them
+    with that text), which ``extract.html.parse_tree``'s parser has already done."""
+    lxml.etree.strip_tags(root, lxml.etree.Comment, lxml.etree.ProcessingInstruction)
     out: list[str] = []
     append = out.append
     hidden: set[lxml.etree._Element] = set()
@@ -63,10 +66,6 @@ def block_text(root: lxml.html.HtmlElement, max_nodes: int = 0) -> str | None:
     seen = 0
     for event, el in walk:
         tag = el.tag
-        if not isinstance(tag, str):  # a comment or processing instruction: its tail only
-            if event == "end" and el.tail:
-                append(el.tail)
-            continue
         if event == "start":
             seen += 1
             if max_nodes and seen > max_nodes:
