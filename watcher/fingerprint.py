@@ -13,13 +13,15 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import lru_cache
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import numpy as np
 import simhash
 import xxhash
-from datasketch import MinHash
 
 from . import lang
 from .canonical import original_url, url_key
@@ -116,13 +118,25 @@ def terms_of(tokens: Sequence[str], language: str | None, *, stop: bool, stem: b
 
 def shingle_sequence(tokens: Sequence[str], size: int) -> np.ndarray:
     """64-bit hashes of the word ``size``-shingles in text order, repeats kept (stable across
-    processes); numbers are left out."""
-    seq = [t for t in tokens if not _DIGITS.match(t)]
+    processes); numbers are left out.  A shingle is the UTF-8 of its words joined by single spaces,
+    hashed with xxh3-64; every shingle is a slice of the one joined text, cut and hashed in C-level
+    iteration (``map``), not joined again word by word."""
+    seq = [t for t in tokens if t.isalpha() or not _DIGITS.match(t)]  # a word of letters has no number
     if not seq:
         return np.zeros(0, dtype=np.uint64)
+    joined = " ".join(seq)
+    data = joined.encode("utf-8", "surrogatepass")
+    if len(data) == len(joined):  # ASCII: characters are bytes
+        lengths = np.fromiter(map(len, seq), dtype=np.int64, count=len(seq))
+    else:
+        encoded = map(str.encode, seq, repeat("utf-8"), repeat("surrogatepass"))
+        lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(seq))
+    starts = np.zeros(len(seq) + 1, dtype=np.int64)
+    np.cumsum(lengths + 1, out=starts[1:])  # word i starts at starts[i]; starts[-1] is len(data) + 1
     n = max(1, len(seq) - size + 1)
-    grams = (" ".join(seq[i:i + size]).encode("utf-8", "surrogatepass") for i in range(n))
-    return np.fromiter((xxhash.xxh3_64_intdigest(g) for g in grams), dtype=np.uint64, count=n)
+    ends = starts[np.minimum(np.arange(n) + size, len(seq))] - 1
+    grams = map(data.__getitem__, map(slice, starts[:n].tolist(), ends.tolist()))
+    return np.fromiter(map(xxhash.xxh3_64_intdigest, grams), dtype=np.uint64, count=n)
 
 
 def shingle_hashes(tokens: Sequence[str], size: int) -> np.ndarray:
@@ -130,15 +144,41 @@ def shingle_hashes(tokens: Sequence[str], size: int) -> np.ndarray:
     return np.unique(shingle_sequence(tokens, size))
 
 
+@lru_cache(maxsize=8)
+def _permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """datasketch 2.0's ``affine32`` permutations for ``(num_perm, seed)``: odd multipliers ``a`` and
+    offsets ``b`` drawn from ``RandomState(seed)`` as its ``MinHash._init_permutations`` draws them, so
+    sketches stored before stay comparable (tests pin the values)."""
+    gen = np.random.RandomState(seed)
+    a = gen.randint(0, 1 << 31, num_perm, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
+    b = gen.randint(0, 1 << 32, num_perm, dtype=np.uint32)
+    return a, b
+
+
+def _fmix32(h: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 32-bit finalizer (datasketch's pre-mix of every input hash), wrapping in uint32."""
+    h = h ^ (h >> np.uint32(16))
+    h = h * np.uint32(0x85EBCA6B)
+    h = h ^ (h >> np.uint32(13))
+    h = h * np.uint32(0xC2B2AE35)
+    out: np.ndarray = h ^ (h >> np.uint32(16))
+    return out
+
+
 def minhash_of(hashes: np.ndarray, num_perm: int) -> bytes:
-    """MinHash of the shingle hashes, fed in chunks: datasketch's update_batch
-    builds a (values x permutations) matrix, 190 MB for a 185,000-word page
-    at 128 permutations in one call; 8,192 at a time it stays under 10 MB."""
-    mh = MinHash(num_perm=num_perm, seed=MINHASH_SEED, hashfunc=_identity, scheme="affine32")
-    low = (hashes & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-    for i in range(0, len(low), MINHASH_CHUNK):
-        mh.update_batch(low[i:i + MINHASH_CHUNK])
-    return bytes(mh.hashvalues.astype(np.uint32).tobytes())
+    """MinHash of the shingle hashes: the values datasketch's ``MinHash(scheme="affine32",
+    seed=MINHASH_SEED)`` gives for the low 32 bits of each hash, computed here as one permutation
+    matrix per chunk.  Why not datasketch itself: its ``update_batch`` calls the hash function once
+    per value in Python, and importing it pulls in scipy (a second of every start-up).  Chunks of
+    :data:`MINHASH_CHUNK` values keep the (values x permutations) matrix under 5 MB (a 185,000-word
+    page at 128 permutations in one piece took 190 MB)."""
+    a, b = _permutations(num_perm, MINHASH_SEED)
+    out = np.full(num_perm, 0xFFFFFFFF, dtype=np.uint32)
+    mixed = _fmix32((hashes & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+    for i in range(0, len(mixed), MINHASH_CHUNK):
+        chunk = mixed[i:i + MINHASH_CHUNK, None]
+        np.minimum(out, (chunk * a + b).min(axis=0), out=out)
+    return bytes(out.tobytes())
 
 
 def _simhash(features: list[str]) -> int:
@@ -179,7 +219,9 @@ def top_terms(tf: Counter[str], n: int) -> dict[str, int]:
     """The ``n`` most frequent terms, ties broken by the term (deterministic)."""
     if len(tf) <= n:
         return dict(tf)
-    return dict(sorted(tf.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
+    ranked = sorted(tf.items())  # by term, then (a stable sort) by count, most first: C-level keys
+    ranked.sort(key=itemgetter(1), reverse=True)
+    return dict(ranked[:n])
 
 
 def _redirect_of(doc: HtmlDoc, url: str, n_words: int) -> str | None:
@@ -393,7 +435,7 @@ def fingerprint(capture: Capture, cfg: EngineConfig, *, record: bool = True, wor
         host=host_of(capture.url),
         redirect=redirect,
         # The whole set while the capture is scored (and kept for re-scoring); a baseline keeps the sample.
-        shingles=frozenset(int(h) for h in hashes),
+        shingles=frozenset(hashes.tolist()),
         shingle_sample=hashes[:SHINGLE_SAMPLE].astype("<u8").tobytes(),
         tokens=tuple(tokens) if keep_words else None,
         text=text if tok.keep_text else None,

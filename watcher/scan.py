@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, Protocol, TextIO
 
+from . import lang
 from .config import Config, EngineConfig
 from .engine import Engine
 from .fingerprint import UNREADABLE
@@ -54,6 +55,9 @@ def score_histories(histories: Iterable[tuple[str, list[Capture]]], cfg: Config,
             yield engine.scan_history(history, caps)
         return
     window: deque[Future[HistoryResult]] = deque()
+    # The language model is loaded here, once, before the workers fork (it unpacks a compressed
+    # model: a second of CPU that each worker paid again on its first page).
+    lang.identifier()
     with ProcessPoolExecutor(max_workers=n, initializer=_init_worker, initargs=(engine.config,)) as pool:
         try:
             for history, caps in histories:
