@@ -1,0 +1,25 @@
+"""Entry point for ``spark-submit`` (and ``python -m watcher.spark``): ``driftline spark``'s arguments.
+
+``spark-submit`` runs a Python *file*: ``python -m watcher.spark --driver-file`` prints this
+file's path, so a cluster submission reads
+``spark-submit --master yarn "$(python -m watcher.spark --driver-file)" INPUT... -o OUT``;
+the master and resources then come from ``spark-submit`` (no ``--master`` here).
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--driver-file"]:
+        sys.stdout.write(__file__ + "\n")
+        return 0
+    from watcher.cli import main as cli_main
+
+    return cli_main(["spark", *args])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
