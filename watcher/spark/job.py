@@ -40,6 +40,7 @@ from ..sources import expand_inputs
 from ..sources.detect import detect_input
 from ..sources.gold import GoldRow, read_labels
 from ..sources.index import IndexEntry, index_cdx
+from ..sources.wacz import archive_members
 from ..sources.warc import RevisitResolver
 from .fold import HistoryEnd, Scored, fold_partition, history_results
 from .records import ErrorRow, Record, archive_records, gold_records, revisit_resolved, staged_copy, where_of
@@ -80,6 +81,8 @@ def plan_inputs(inputs: Sequence[str]) -> Plan:
         kind = detect_input(source)
         if kind in ("warc", "arc"):
             plan.archives.append(source)
+        elif kind == "wacz":  # its WARCs, each read by a task where it lies in the package
+            plan.archives.extend(archive_members(source))
         elif kind in ("cdx", "cdxj"):
             plan.indexes.append((source, kind))
         elif kind == "gold":
