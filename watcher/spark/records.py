@@ -71,7 +71,7 @@ class ErrorRow:
 
 
 Counts = Counter[str]
-"""Counters of the reading stage: ``read``, ``skipped:<kind>``, ``error:<reason>``."""
+"""Counters of the reading stage: ``read``, ``skipped:<kind>`` (errors are counted from their rows)."""
 
 
 def time_us(when: datetime) -> int:
@@ -100,7 +100,6 @@ def archive_records(path: str, cfg: Config, engine: Engine, counts: Counts,
         try:
             kind = detect_input(path)
         except DriftlineError as exc:
-            counts[f"error:{exc.reason}"] += 1
             errors.append(ErrorRow(path, exc.reason, str(exc)))
             return
         if kind not in ("warc", "arc"):
@@ -109,11 +108,9 @@ def archive_records(path: str, cfg: Config, engine: Engine, counts: Counts,
         try:
             found = list(index_archive(path, cfg, source=kind, problems=problems))
         except DriftlineError as exc:
-            counts[f"error:{exc.reason}"] += 1
             errors.append(ErrorRow(path, exc.reason, str(exc)))
             return
         for p in problems:
-            counts["error:archive_unreadable"] += 1
             errors.append(ErrorRow(path, "archive_unreadable", p))
         entries = found
     loader = RecordLoader(cfg)

@@ -48,17 +48,21 @@ def parquet_schema() -> Any:
     return t.StructType(fields)
 
 
+def _float(x: float | None) -> float | None:
+    return None if x is None else float(x)
+
+
 def parquet_row(v: Verdict, locator: str | None) -> tuple[Any, ...]:
     """``v`` as a row of :func:`parquet_schema`."""
     values: list[Any] = []
     for name, kind in _columns():
         value = getattr(v, name)
         if kind == "measures":
-            value = {k: (m.score, m.status, m.threshold) for k, m in value.items()}
+            value = {k: (_float(m.score), m.status, _float(m.threshold)) for k, m in value.items()}
         elif kind == "strings":
             value = list(value)
-        elif kind == "double" and value is not None:
-            value = float(value)
+        elif kind == "double":
+            value = _float(value)
         elif kind == "timestamp" and value is not None:
             value = utc(value)
         values.append(value)

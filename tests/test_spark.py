@@ -1,0 +1,131 @@
+"""``driftline spark``: the batch scan on PySpark (local[2]) gives ``scan``'s verdicts, capture by capture.
+
+One SparkSession for the module (a JVM start is slow); the job under test finds it through
+``SparkSession.builder.getOrCreate``.  Needs PySpark and Java 17 (``./dev test`` installs both).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fixtures.scancli import run
+from tests.fixtures.scanwarcs import write_warc
+from tests.fixtures.wacz import ON, collection_warc, when, write_wacz
+
+pyspark = pytest.importorskip("pyspark", reason="driftline spark needs the 'spark' extra (PySpark)")
+
+if shutil.which("java") is None:
+    pytest.skip("driftline spark needs a Java 17 runtime (openjdk-17-jre-headless)", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    from watcher.spark.job import session
+
+    s = session("local[2]", "driftline-tests")
+    s.sparkContext.setLogLevel("ERROR")
+    yield s
+    s.stop()
+
+
+Key = tuple[str, str, str]
+
+
+def jsonl_verdicts(path: Path) -> dict[Key, tuple[str, str]]:
+    out: dict[Key, tuple[str, str]] = {}
+    for line in path.read_text().splitlines():
+        d = json.loads(line)["driftline"]
+        key = (d["history"], d["capture_time"], d["url"])
+        assert key not in out, f"{key} written twice"
+        out[key] = (d["status"], d["change"])
+    return out
+
+
+def json_verdicts(path: Path) -> dict[tuple[str, str], tuple[str, str]]:
+    """OTMT JSON (scan's default format): (URI-T, URI-M) -> (status, change)."""
+    out: dict[tuple[str, str], tuple[str, str]] = {}
+    for uri_t, block in json.loads(path.read_text()).items():
+        for uri_m, entry in block.items():
+            if isinstance(entry, dict) and "driftline" in entry:
+                out[(uri_t, uri_m)] = (entry["overall topic status"], entry["driftline"]["change"])
+    return out
+
+
+def test_spark_equals_scan_on_built_captures(spark: Any, tmp_path: Path) -> None:
+    """Revisits (their originals in the other file), histories across files, non-documents, a WACZ
+    given beside a WARC, a corrupt record: every verdict as scan's; the corrupt record an error
+    row, the job done."""
+    warcs = tmp_path / "crawl"
+    warcs.mkdir()
+    collection_warc(warcs)
+    other = tmp_path / "other"
+    other.mkdir()
+    collection_warc(other, sites=2, captures=4, revisits=False, host="other")
+    pkg = write_wacz(tmp_path / "other.wacz", sorted(other.glob("*.warc.gz")))
+    broken = warcs / "crawl-3.warc.gz"  # a record, then garbage where the next record should be
+    write_warc(broken, [("http://broken.example/", when(0), ON, {})])
+    broken.write_bytes(broken.read_bytes() + b"Accept-Ranges: bytes\r\nnot a WARC record\r\n" * 20)
+    inputs = [str(warcs), str(pkg)]
+
+    assert run("scan", *inputs, "-f", "jsonl", "-o", str(tmp_path / "scan.jsonl"), "--no-progress",
+               "--allow-missing") == 0
+    assert run("spark", *inputs, "-f", "jsonl", "-o", str(tmp_path / "spark.jsonl"), "--master", "local[2]") == 0
+    scanned, sparked = jsonl_verdicts(tmp_path / "scan.jsonl"), jsonl_verdicts(tmp_path / "spark.jsonl")
+    assert len(scanned) > 40
+    assert sparked == scanned
+    assert {"baseline", "off-topic"} <= {change for _, change in sparked.values()}
+
+    counters = json.loads((tmp_path / "spark.jsonl.counters.json").read_text())
+    assert counters["verdicts"] == len(scanned)
+    assert counters["histories"] == len({k[0] for k in scanned})
+    assert counters["skipped"]["text/css"] > 0  # the stylesheets, by kind
+    assert counters["records read"] > counters["verdicts"]
+    assert counters["errors"] == {"archive_unreadable": 1}  # the garbage after crawl-3's readable records
+    errors = [json.loads(x) for x in (tmp_path / "spark.jsonl.errors.jsonl").read_text().splitlines()]
+    assert [e["reason"] for e in errors] == ["archive_unreadable"] and "crawl-3" in errors[0]["source"]
+
+    # Parquet: a column per verdict field, partitioned by capture year and month, the same verdicts
+    assert run("spark", *inputs, "-f", "parquet", "-o", str(tmp_path / "out.parquet")) == 0
+    assert sorted(p.name for p in (tmp_path / "out.parquet").iterdir() if p.is_dir()) == ["year=2020"]
+    months = {f"month={int(k[1][5:7])}" for k in scanned}
+    assert len(months) > 1 and {p.name for p in (tmp_path / "out.parquet" / "year=2020").iterdir()} == months
+    df = spark.read.parquet(str(tmp_path / "out.parquet"))
+    assert {"history", "capture_time", "status", "change", "measures", "reason", "year", "month"} <= set(df.columns)
+    rows = df.select("history", "capture_time", "url", "status", "change").collect()
+    from watcher.output.common import iso
+
+    assert {(r.history, iso(r.capture_time), r.url): (r.status, r.change) for r in rows} == scanned
+    df.createOrReplaceTempView("verdicts")
+    off = spark.sql("SELECT count(*) AS n FROM verdicts WHERE year = 2020 AND status = 'off-topic'").first()
+    assert off is not None and off.n == sum(1 for k, v in scanned.items() if k[1].startswith("2020")
+                                            and v[0] == "off-topic")
+
+
+@pytest.mark.shared
+def test_spark_equals_scan_on_the_shared_gold(spark: Any, gold_dir: Path, gold_scan: Path, tmp_path: Path) -> None:
+    out = tmp_path / "gold.json"
+    assert run("spark", str(gold_dir), "-o", str(out), "--master", "local[2]") == 0
+    scanned, sparked = json_verdicts(gold_scan), json_verdicts(out)
+    assert len(scanned) > 2000
+    assert sparked == scanned
+
+
+@pytest.mark.shared
+def test_spark_equals_scan_on_shared_warcs(spark: Any, shared_data: Path, tmp_path: Path) -> None:
+    """Real crawls: revisits by record id, URL-agnostic revisits, a WARC with its CDXJ, a broken WARC."""
+    w = shared_data / "warc"
+    inputs = [str(w / n) for n in ("iana.warc.gz", "iana.cdxj", "example.warc.gz", "example-url-agnostic-orig.warc.gz",
+                                    "example-url-agnostic-revisit.warc.gz", "dupes.warc.gz", "broken.warc",
+                                    "5mementos.warc")]
+    assert run("scan", *inputs, "-f", "jsonl", "-o", str(tmp_path / "scan.jsonl"), "--no-progress",
+               "--allow-missing") == 0
+    assert run("spark", *inputs, "-f", "jsonl", "-o", str(tmp_path / "spark.jsonl")) == 0
+    scanned = jsonl_verdicts(tmp_path / "scan.jsonl")
+    assert len(scanned) > 100
+    assert jsonl_verdicts(tmp_path / "spark.jsonl") == scanned
