@@ -129,3 +129,48 @@ def test_spark_equals_scan_on_shared_warcs(spark: Any, shared_data: Path, tmp_pa
     scanned = jsonl_verdicts(tmp_path / "scan.jsonl")
     assert len(scanned) > 100
     assert jsonl_verdicts(tmp_path / "spark.jsonl") == scanned
+
+
+@pytest.mark.kafka
+async def test_backfill_gives_the_stream_the_archives_baseline(spark: Any, kafka_broker: Any, kafka_names: Any,
+                                                               tmp_path: Path) -> None:
+    """``--store``: a backfilled URL's first streamed capture is judged against the archive's baseline,
+    a URL the archive does not hold starts its history (the control); the backfill is idempotent."""
+    from consumers.app import ConsumerApp
+    from consumers.client import produce, read_topic
+    from tests.fixtures.kafka import heritrix_message, page_html, stream_config
+    from tests.fixtures.kafka import write_warc as write_stream_warc
+    from watcher.canonical import url_key
+    from watcher.store import open_store
+
+    archived, fresh = "http://www.rights.example.org/report", "http://news.example.net/page"
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    write_stream_warc(archive / "OLD-00001.warc.gz", [(archived, "20230101000000", page_html(1)),
+                                                       (archived, "20230601000000", page_html(1, variant=1))])
+    cfg = stream_config(kafka_broker.bootstrap_servers, kafka_names, tmp_path, warc_dirs=(str(tmp_path / "live"),))
+    db = cfg.store.path
+    for _ in range(2):  # twice: the second run finds every history's state stored and changes nothing
+        assert run("spark", str(archive), "-f", "jsonl", "-o", str(tmp_path / "archive.jsonl"), "--store", db) == 0
+    counters = json.loads((tmp_path / "archive.jsonl.counters.json").read_text())
+    assert counters["histories backfilled"] == 0 and counters["histories"] == 1
+    store = open_store(cfg.store)
+    try:
+        state = store.get_state(url_key(archived, cfg.engine.canonical))
+        assert state.baseline is not None and state.baseline.capture_time.year == 2023
+    finally:
+        store.close()
+
+    (tmp_path / "live").mkdir()
+    refs = write_stream_warc(tmp_path / "live" / "LIVE-00001.warc.gz", [(archived, "20240301000000",
+                                                                         page_html(1, variant=2)),
+                                                                        (fresh, "20240301000500", page_html(2))])
+    boot, k = kafka_broker.bootstrap_servers, cfg.kafka
+    async with ConsumerApp(cfg) as app:
+        await produce(boot, next(iter(k.input_topics)), [heritrix_message(r) for r in refs])
+        verdicts = await read_topic(boot, k.results_topic, expect=2, timeout_s=60)
+        assert await app.wait_caught_up(timeout_s=30)
+    by_url = {v["value"]["url"]: v["value"] for v in verdicts}
+    assert by_url[archived]["change"] != "baseline" and by_url[archived]["status"] == "on-topic"
+    assert by_url[archived]["baseline_time"] == "2023-01-01T00:00:00Z"  # the archive's baseline
+    assert by_url[fresh]["change"] == "baseline"  # nothing backfilled: its first capture starts it
