@@ -103,7 +103,7 @@ def one_run(master: str, inp: Path, tmp: Path, i: int) -> dict[str, Any]:
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(f"{master} run failed:\n{proc.stderr[-3000:]}")
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     out.update(event_figures(events), master=master, wall_s=wall)
     out["captures_per_s"] = out["verdicts"] / out["job_s"]
     return out
