@@ -49,6 +49,7 @@ spark = (SparkSession.builder.master(master).appName("driftline-bench")
          .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
          .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
          .config("spark.eventLog.enabled", "true").config("spark.eventLog.dir", "file://" + events)
+         .config("spark.eventLog.compress", "false")
          .config("spark.executor.processTreeMetrics.enabled", "true")
          .config("spark.executor.metrics.pollingInterval", "200ms")
          .getOrCreate())
@@ -80,9 +81,12 @@ def event_figures(events: Path) -> dict[str, float]:
     """Shuffle bytes written, and the executor memory peaks, from a run's event log."""
     shuffle = 0
     jvm = python = 0
-    for log in events.iterdir():
-        for line in log.read_text().splitlines():
-            ev = json.loads(line)
+    for log in (p for p in events.rglob("*") if p.is_file()):  # Spark 4 writes a folder of event files
+        for line in log.read_text(errors="replace").splitlines():
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                continue
             kind = ev.get("Event")
             if kind == "SparkListenerTaskEnd":
                 metrics = ev.get("Task Metrics") or {}

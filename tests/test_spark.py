@@ -75,7 +75,9 @@ def test_spark_equals_scan_on_built_captures(spark: Any, tmp_path: Path) -> None
 
     assert run("scan", *inputs, "-f", "jsonl", "-o", str(tmp_path / "scan.jsonl"), "--no-progress",
                "--allow-missing") == 0
-    assert run("spark", *inputs, "-f", "jsonl", "-o", str(tmp_path / "spark.jsonl"), "--master", "local[2]") == 0
+    # the WARCs through Hadoop's file system (binaryFiles), as hdfs:// and s3a:// inputs are read
+    hadoop = [f"file:{warcs}/*.warc.gz", str(pkg)]
+    assert run("spark", *hadoop, "-f", "jsonl", "-o", str(tmp_path / "spark.jsonl"), "--master", "local[2]") == 0
     scanned, sparked = jsonl_verdicts(tmp_path / "scan.jsonl"), jsonl_verdicts(tmp_path / "spark.jsonl")
     assert len(scanned) > 40
     assert sparked == scanned

@@ -18,7 +18,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from watcher.cli import main as cli_main
 
-    return cli_main(["spark", *args])
+    # driftline's global options (-c FILE, --log-level LEVEL) go before the command
+    front: list[str] = []
+    while args and args[0] in ("-c", "--config", "--log-level") and len(args) > 1:
+        front += args[:2]
+        args = args[2:]
+    return cli_main([*front, "spark", *args])
 
 
 if __name__ == "__main__":

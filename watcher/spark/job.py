@@ -25,6 +25,7 @@ import dataclasses
 import json
 import logging
 import os
+import re
 import sys
 import zlib
 from collections import Counter
@@ -50,6 +51,7 @@ log = logging.getLogger(__name__)
 
 FORMATS = ("json", "csv", "jsonl", "parquet")
 _LOCAL_SCHEMES = ("file://",)
+_HADOOP_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
 
 
 @dataclasses.dataclass
@@ -70,10 +72,10 @@ def plan_inputs(inputs: Sequence[str]) -> Plan:
     for source in inputs:
         if source.startswith(_LOCAL_SCHEMES):
             local.append(source[len("file://"):])
-        elif "://" in source:
-            if source.startswith(("http://", "https://")):
-                raise InputError(f"{source}: TimeMaps are read by 'driftline scan' (they are fetched, not stored "
-                                 "on a cluster's file system)", reason="unknown_input")
+        elif source.startswith(("http://", "https://")):
+            raise InputError(f"{source}: TimeMaps are read by 'driftline scan' (they are fetched, not stored "
+                             "on a cluster's file system)", reason="unknown_input")
+        elif _HADOOP_URI.match(source):  # hdfs://, s3a://, file:/dir/*.warc.gz: read through Hadoop's file system
             plan.hadoop.append(source)
         else:
             local.append(source)
