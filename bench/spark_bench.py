@@ -9,8 +9,8 @@ log (written to a temporary folder) each run also gives:
 
 - bytes shuffled per capture (the sum of every stage's shuffle write over the verdicts):
   what a cluster's network carries, since records travel as fingerprints, never payloads;
-- peak executor memory: the JVM heap peak and the Python workers' peak RSS
-  (``spark.executor.processTreeMetrics``).
+- peak executor memory: the JVM heap peak (event log) and the Python workers' peak resident
+  memory, summed over the workers (sampled from /proc every 0.25 s).
 
 Input: the shared gold standard (a WARC-less input: its pages are read by the tasks) when
 present, else a generated collection (``--sites``).
@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,6 @@ spark = (SparkSession.builder.master(master).appName("driftline-bench")
          .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
          .config("spark.eventLog.enabled", "true").config("spark.eventLog.dir", "file://" + events)
          .config("spark.eventLog.compress", "false")
-         .config("spark.executor.processTreeMetrics.enabled", "true")
          .config("spark.executor.metrics.pollingInterval", "200ms")
          .getOrCreate())
 started = time.perf_counter()
@@ -80,7 +80,7 @@ def generated_input(tmp: Path, sites: int) -> Path:
 def event_figures(events: Path) -> dict[str, float]:
     """Shuffle bytes written, and the executor memory peaks, from a run's event log."""
     shuffle = 0
-    jvm = python = 0
+    jvm = 0
     for log in (p for p in events.rglob("*") if p.is_file()):  # Spark 4 writes a folder of event files
         for line in log.read_text(errors="replace").splitlines():
             try:
@@ -93,8 +93,38 @@ def event_figures(events: Path) -> dict[str, float]:
                 shuffle += int((metrics.get("Shuffle Write Metrics") or {}).get("Shuffle Bytes Written", 0))
             peaks = ev.get("Executor Metrics") or ev.get("Task Executor Metrics") or {}
             jvm = max(jvm, int(peaks.get("JVMHeapMemory", 0)))
-            python = max(python, int(peaks.get("ProcessTreePythonRSS", 0)))
-    return {"shuffle_bytes": shuffle, "jvm_heap_peak_mb": jvm / 2**20, "python_rss_peak_mb": python / 2**20}
+    return {"shuffle_bytes": shuffle, "jvm_heap_peak_mb": jvm / 2**20}
+
+
+def _python_workers_rss(root: int) -> int:
+    """Bytes resident in the PySpark workers under ``root`` (Linux /proc): the executors' Python side."""
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    workers: set[int] = set()
+    page = os.sysconf("SC_PAGE_SIZE")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/statm") as fh:
+                pages = int(fh.read().split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                if b"pyspark.daemon" in fh.read():
+                    workers.add(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+        parents[int(entry)] = ppid
+        rss[int(entry)] = pages * page
+    tree, changed = {root}, True
+    while changed:
+        changed = False
+        for pid, ppid in parents.items():
+            if ppid in tree and pid not in tree:
+                tree.add(pid)
+                changed = True
+    return sum(rss[p] for p in tree & workers)
 
 
 def one_run(master: str, inp: Path, tmp: Path, i: int) -> dict[str, Any]:
@@ -102,13 +132,25 @@ def one_run(master: str, inp: Path, tmp: Path, i: int) -> dict[str, Any]:
     events.mkdir()
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", _CHILD, master, str(events), str(inp), str(tmp / f"out-{i}.jsonl")],
-                          env=env, capture_output=True, text=True, check=False)
+    proc = subprocess.Popen([sys.executable, "-c", _CHILD, master, str(events), str(inp), str(tmp / f"out-{i}.jsonl")],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak = [0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.25):
+            peak[0] = max(peak[0], _python_workers_rss(proc.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    stdout, stderr = proc.communicate()
+    done.set()
+    sampler.join()
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
-        raise SystemExit(f"{master} run failed:\n{proc.stderr[-3000:]}")
-    out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    out.update(event_figures(events), master=master, wall_s=wall)
+        raise SystemExit(f"{master} run failed:\n{stderr[-3000:]}")
+    out: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
+    out.update(event_figures(events), master=master, wall_s=wall, python_rss_peak_mb=peak[0] / 2**20)
     out["captures_per_s"] = out["verdicts"] / out["job_s"]
     return out
 

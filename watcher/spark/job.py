@@ -108,9 +108,18 @@ class _Reading:
     def __init__(self, cfg: Config, acc: Any) -> None:
         self.cfg = cfg
         self.acc = acc
+        self._engine: Engine | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"cfg": self.cfg, "acc": self.acc, "_engine": None}  # each task builds its engine once
+
+    def engine(self) -> Engine:
+        if self._engine is None:
+            self._engine = Engine(self.cfg.engine, self.cfg.doi)
+        return self._engine
 
     def _run(self, produce: Any) -> Iterator[Record | ErrorRow]:
-        engine = Engine(self.cfg.engine, self.cfg.doi)
+        engine = self.engine()
         counts: Counter[str] = Counter()
         errors: list[ErrorRow] = []
         yield from produce(engine, counts, errors)
@@ -159,7 +168,7 @@ class _Reading:
 
     def resolved(self, item: tuple[str, tuple[Record, Record | None]]) -> Record:
         _, (rev, original) = item
-        return revisit_resolved(rev, original, Engine(self.cfg.engine, self.cfg.doi))
+        return revisit_resolved(rev, original, self.engine())
 
 
 def _renamed(rec: Record, tmp: str, name: str) -> Record:
