@@ -110,6 +110,7 @@ def test_spark_equals_scan_on_built_captures(spark: Any, tmp_path: Path) -> None
 
 
 @pytest.mark.shared
+@pytest.mark.timeout(900)  # the session's gold scan may run first, inside this test's time
 def test_spark_equals_scan_on_the_shared_gold(spark: Any, gold_dir: Path, gold_scan: Path, tmp_path: Path) -> None:
     out = tmp_path / "gold.json"
     assert run("spark", str(gold_dir), "-o", str(out), "--master", "local[2]") == 0
@@ -129,7 +130,7 @@ def test_spark_equals_scan_on_shared_warcs(spark: Any, shared_data: Path, tmp_pa
                "--allow-missing") == 0
     assert run("spark", *inputs, "-f", "jsonl", "-o", str(tmp_path / "spark.jsonl")) == 0
     scanned = jsonl_verdicts(tmp_path / "scan.jsonl")
-    assert len(scanned) > 100
+    assert len(scanned) > 30  # most of iana.org's records are stylesheets, scripts and fonts
     assert jsonl_verdicts(tmp_path / "spark.jsonl") == scanned
 
 
