@@ -177,3 +177,33 @@ async def test_backfill_gives_the_stream_the_archives_baseline(spark: Any, kafka
     assert by_url[archived]["change"] != "baseline" and by_url[archived]["status"] == "on-topic"
     assert by_url[archived]["baseline_time"] == "2023-01-01T00:00:00Z"  # the archive's baseline
     assert by_url[fresh]["change"] == "baseline"  # nothing backfilled: its first capture starts it
+
+
+@pytest.mark.postgres
+def test_backfill_into_postgresql(spark: Any, postgres_dsn: str, tmp_path: Path) -> None:
+    """The store at scale: every history's state in PostgreSQL, once however often the job runs."""
+    from watcher.canonical import url_key
+    from watcher.config import Config
+    from watcher.spark.job import store_config
+    from watcher.store import open_store
+
+    crawl = tmp_path / "crawl"
+    crawl.mkdir()
+    collection_warc(crawl, sites=2, captures=5)
+    out = tmp_path / "out.jsonl"
+    assert run("spark", str(crawl), "-f", "jsonl", "-o", str(out), "--store", postgres_dsn) == 0
+    first = json.loads(out.with_name("out.jsonl.counters.json").read_text())
+    assert first["histories backfilled"] == first["histories"] == 4
+    assert run("spark", str(crawl), "-f", "jsonl", "-o", str(out), "--store", postgres_dsn) == 0
+    assert json.loads(out.with_name("out.jsonl.counters.json").read_text())["histories backfilled"] == 0
+    cfg = store_config(Config(), postgres_dsn)
+    assert cfg.store.backend == "postgres"
+    store = open_store(cfg.store)
+    try:
+        for url in ("http://site0.example/", "http://site1.example/articles/1.html"):
+            state = store.get_state(url_key(url, cfg.engine.canonical))
+            assert state.baseline is not None and state.baseline.capture_time.year == 2020
+        last = store.recent_verdicts(url_key("http://site1.example/", cfg.engine.canonical), 1)
+        assert last and last[0].status == "off-topic"  # site1's home page was parked at the end
+    finally:
+        store.close()

@@ -274,8 +274,9 @@ def verdicts_rdd(records: Any, cfg: Config, partitions: int) -> Any:
 
 
 def store_config(cfg: Config, dsn: str) -> Config:
-    """``cfg`` with the store ``--store`` names: a PostgreSQL DSN, or an SQLite file (``sqlite:PATH`` or a path)."""
-    if dsn.startswith(("postgresql://", "postgres://")):
+    """``cfg`` with the store ``--store`` names: a PostgreSQL DSN (``postgresql://...`` or libpq's
+    ``host=... dbname=...``), or an SQLite file (``sqlite:PATH`` or a path)."""
+    if dsn.startswith(("postgresql://", "postgres://")) or re.match(r"^\s*[a-z_]+\s*=", dsn):
         store = cfg.store.model_copy(update={"backend": "postgres", "dsn": dsn})
     else:
         path = dsn.removeprefix("sqlite:///").removeprefix("sqlite:")
