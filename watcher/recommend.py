@@ -298,6 +298,11 @@ class Recommender:
         log.info("recommend: stop seed %s (history %s, id %s)", seed, verdict.history, rec_id)
         return rec
 
+    def forget(self) -> None:
+        """Forget the ids issued in this process (they were never recorded: a store write failed), so that
+        the same run is issued again; a ledger downstream drops it if it was recorded after all."""
+        self._issued.clear()
+
     # -- internals ---------------------------------------------------------
 
     def _seed(self, url: str, event: SeedEvent | None, verdict: Verdict) -> str:

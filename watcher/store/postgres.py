@@ -127,6 +127,7 @@ class PostgresStore(SQLStore):
 
     SCHEMA_VERSION: ClassVar[int] = SCHEMA_VERSION
     SCHEMA: ClassVar[str] = _SCHEMA
+    LEDGER_SEQ: ClassVar[str] = "seq BIGSERIAL PRIMARY KEY"
     DB_ERRORS: ClassVar[tuple[type[Exception], ...]] = (psycopg.Error,)
 
     def __init__(

@@ -307,7 +307,7 @@ class SQLStore(SQLPositions, ABC):
                 for vid in alerts:  # the alert is owed from the moment the verdict exists
                     self._run(c, "INSERT INTO alerts (verdict_id, state, at) VALUES (?, 'pending', ?) "
                               "ON CONFLICT (verdict_id) DO NOTHING", (vid, now))
-                self._write_carried(c)  # a followed file's position, with the verdicts of its line
+                self._write_carried(c, (verdict, *corrections))  # a followed file's position and messages
                 self._run(c, "UPDATE verdicts SET fingerprint = NULL WHERE history = ? AND fingerprint IS NOT NULL "
                           "AND received_at < ?", (h, now - self.rescore_window_s))
                 if int(seen) > self.history_limit:  # n counts every verdict ever stored: an upper bound
