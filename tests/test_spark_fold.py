@@ -6,13 +6,16 @@ from __future__ import annotations
 import tracemalloc
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
 
 from tests.fixtures.wacz import OFF, ON, PARKED
 from watcher.config import Config
 from watcher.engine import Engine
 from watcher.model import Capture, Fingerprint
 from watcher.spark.fold import HistoryEnd, Scored, fold_partition
-from watcher.spark.records import Record, time_us
+from watcher.spark.records import ErrorRow, Record, time_us
 
 URL = "http://big.example/reports/page.html"
 T0 = datetime(2000, 1, 1, tzinfo=UTC)
@@ -75,3 +78,27 @@ def test_the_fold_gives_scans_verdicts() -> None:
     assert (end.behaviour, end.first_drift, end.off_topic_share) == (
         expected.behaviour, expected.first_drift, expected.off_topic_share)
     assert end.last == verdicts[-1] and end.state.baseline is not None
+
+
+def test_a_capture_the_step_fails_on_is_an_error_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug on one capture costs that capture (an error row with its reason), not the history or the job."""
+    from watcher.spark import fold
+
+    engine = Engine(Config().engine)
+    fps = {p: engine.fingerprint(Capture(URL, T0, content=p, content_type="text/html", status=200), None, URL)
+           for p in set(PAGES)}
+    real = fold.score_step
+    calls = {"n": 0}
+
+    def failing(*args: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise ValueError("a bug")
+        return real(*args)
+
+    monkeypatch.setattr(fold, "score_step", failing)
+    out = list(fold_partition(_rows(6, engine, fps), engine))
+    errors = [x for x in out if isinstance(x, ErrorRow)]
+    assert [e.reason for e in errors] == ["score_failed"] and "ValueError: a bug" in errors[0].detail
+    assert sum(isinstance(x, Scored) for x in out) == 5
+    assert isinstance(out[-1], HistoryEnd) and out[-1].captures == 5
