@@ -209,7 +209,7 @@ def test_every_argument_has_help_and_every_command_examples() -> None:
 
     top = subcommands(build_parser())
     assert set(top) == {"scan", "eval", "compare", "run", "demo", "doi", "feed", "tail", "guide", "seeds", "review",
-                        "labels", "tune"}
+                        "labels", "tune", "spark"}
     assert set(subcommands(top["doi"])) == {"add", "remove", "list", "import", "status", "run"}
     seen = []
     todo = [(name, sp) for name, sp in top.items()]
@@ -223,7 +223,7 @@ def test_every_argument_has_help_and_every_command_examples() -> None:
             assert action.help, f"{name}: {action.dest} has no help text"
         assert "examples:\n  driftline" in sp.format_help(), name
         todo += [(f"{name} {child}", csp) for child, csp in subcommands(sp).items()]
-    assert len(seen) == 20
+    assert len(seen) == 21
 
 
 class _Tty(io.StringIO):

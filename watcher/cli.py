@@ -2,6 +2,8 @@
 
     driftline scan INPUT... [-o FILE] [--format json|csv|jsonl|summary] [--allow-missing]
                                       exit 3 when an input or capture could not be read
+    driftline spark INPUT... -o OUT [-f json|csv|jsonl|parquet] [--master URL] [--store DSN]
+                                      the same scan as an Apache Spark job (extra "spark")
     driftline eval LABELS.tsv RESULT.json | driftline eval GOLD_DIR [--folds K [--seed S] [--json]]
     driftline compare A B [--json]
     driftline run [--once]            the streaming watcher (Kafka)
@@ -127,6 +129,19 @@ def cmd_scan(args: argparse.Namespace, cfg: Config) -> int:
         log.error("some inputs or captures could not be read (see the warnings above); exit code %d "
                   "(--allow-missing accepts that)", EXIT_UNREADABLE)
         return EXIT_UNREADABLE
+    return 0
+
+
+def cmd_spark(args: argparse.Namespace, cfg: Config) -> int:
+    try:
+        import pyspark  # noqa: F401 - the optional extra, asked for before anything starts
+    except ImportError:
+        raise DriftlineError("driftline spark needs PySpark and Java 17: pip install 'driftline[spark]' and "
+                             "apt-get install openjdk-17-jre-headless", reason="usage") from None
+    from .spark.job import run
+
+    counts = run(args.inputs, cfg, args.output, args.format, args.master, args.store, args.partitions)
+    print(json.dumps(counts, indent=2, sort_keys=True), file=sys.stderr)
     return 0
 
 
@@ -258,6 +273,13 @@ _COMPARE_EXAMPLES = """examples:
   driftline compare cited.pdf today.html --json | jq .overall
   driftline compare a.html b.html --url http://example.org/    judged as the site's home page
 """
+_SPARK_EXAMPLES = """examples:
+  driftline spark crawl/ -o verdicts.jsonl -f jsonl --master local[4]
+  driftline spark s3a://bucket/collection/ -o out.parquet -f parquet        under spark-submit
+  driftline spark archive.wacz -o out.json --store postgresql://driftline@db/driftline
+  spark-submit --master yarn "$(python -m watcher.spark --driver-file)" hdfs:///warcs/ -o out.parquet -f parquet
+    (see docs/operations/spark.md: shipping the environment, reading S3, sizing)
+"""
 _RUN_EXAMPLES = """examples:
   driftline run                                       embedded broker, metrics on 127.0.0.1:9308
   DRIFTLINE__KAFKA__BOOTSTRAP_SERVERS=kafka:9092 driftline run
@@ -328,6 +350,26 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"exit 0 even when inputs or captures could not be read (default: exit {EXIT_UNREADABLE})")
     engine_opts(s)
     s.set_defaults(func=cmd_scan)
+
+    sp = add("spark", "the batch scan as an Apache Spark job: WARC/ARC files or directories (local, file://, "
+             "hdfs://, s3a://), CDX(J) indexes, WACZ files, gold directories", _SPARK_EXAMPLES)
+    sp.add_argument("inputs", nargs="+", metavar="INPUT",
+                    help="as scan takes them (TimeMaps aside), or a Hadoop path: hdfs://..., s3a://... (a file, a "
+                         "directory or a glob)")
+    sp.add_argument("-o", "--output", required=True, metavar="OUT",
+                    help="output file (a folder for parquet); counters in OUT.counters.json, error rows in "
+                         "OUT.errors.jsonl")
+    sp.add_argument("-f", "--format", choices=["json", "csv", "jsonl", "parquet"], default="json",
+                    help="scan's formats, or parquet (a column per verdict field, partitioned by year and month)")
+    sp.add_argument("--master", metavar="URL",
+                    help="Spark master (local[4], yarn, k8s://..., spark://...); default: spark-submit's or local[*]")
+    sp.add_argument("--store", metavar="DSN",
+                    help="backfill: each history's final state into this store (postgresql://... or an SQLite "
+                         "file), so 'driftline run' on it judges the next capture against the archive's baseline")
+    sp.add_argument("--partitions", type=_workers, metavar="N",
+                    help="partitions of the sorted histories (default: twice the default parallelism)")
+    engine_opts(sp)
+    sp.set_defaults(func=cmd_spark)
 
     e = add("eval", "precision/recall/F1/AUC against labelled data", _EVAL_EXAMPLES)
     e.description = f"{e.description}{_EVAL_LABELS}"

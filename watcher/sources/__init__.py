@@ -1,4 +1,4 @@
-"""Batch inputs: WARC/ARC files, CDX/CDXJ indexes, Memento TimeMaps and
+"""Batch inputs: WARC/ARC files, WACZ packages, CDX/CDXJ indexes, Memento TimeMaps and
 gold-standard directories, turned into histories of captures.
 
 ``iter_histories(inputs, cfg)`` yields ``(history key, captures sorted by
@@ -28,6 +28,7 @@ from .detect import InputKind, archive_dir_files, detect_input, gold_labels_file
 from .gold import GoldRow, iter_gold, read_labels
 from .index import IndexEntry, index_archive, index_cdx
 from .timemap import TimeMap, load_timemap, timemap_captures
+from .wacz import archive_members
 from .warc import iter_archive_histories
 
 __all__ = ["HistoryIterator", "detect_input", "iter_histories", "merge_captures", "read_labels"]
@@ -54,7 +55,7 @@ class HistoryIterator:
             kind = detect_input(source)
             if kind == "unknown":
                 raise InputError(
-                    f"{source}: not a recognised input (expected a WARC/ARC file, a CDX/CDXJ index, "
+                    f"{source}: not a recognised input (expected a WARC/ARC file, a WACZ, a CDX/CDXJ index, "
                     "a Memento TimeMap file or URL, a directory of WARC/ARC files, or a gold-standard directory "
                     "with labels.tsv)",
                     reason="unknown_input",
@@ -113,6 +114,9 @@ class HistoryIterator:
             before = len(entries)
             if kind in ("warc", "arc"):
                 entries.extend(index_archive(source, cfg, source=kind, problems=self.unreadable))
+            elif kind == "wacz":  # its WARCs, read in place (watcher.sources.wacz)
+                for member in archive_members(source):
+                    entries.extend(index_archive(member, cfg, source="warc", problems=self.unreadable))
             else:
                 entries.extend(index_cdx(source, cfg, kind))
             log.info("%s: %d records indexed (%s)", source, len(entries) - before, kind)

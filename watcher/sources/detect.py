@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Literal, TextIO
 
 from ..errors import InputError
+from .wacz import is_wacz, open_archive, split_member
 
-InputKind = Literal["warc", "arc", "timemap", "cdxj", "cdx", "gold", "unknown"]
+InputKind = Literal["warc", "arc", "wacz", "timemap", "cdxj", "cdx", "gold", "unknown"]
 
 _PEEK_BYTES = 8192
 _CDXJ_ROW = re.compile(r"^\S+ \d{4,14} \{")
@@ -45,13 +46,13 @@ def gold_labels_file(path: Path) -> Path | None:
 def peek(path: Path, size: int = _PEEK_BYTES) -> bytes:
     """The first ``size`` bytes of ``path``, decompressed when it is gzip."""
     try:
-        with path.open("rb") as fh:
+        with open_archive(str(path)) as fh:
             head = fh.read(size)
     except OSError as exc:
         raise InputError(f"{path}: cannot read input: {exc}", reason="unreadable") from exc
     if head[:2] == b"\x1f\x8b":
         try:
-            with gzip.open(path, "rb") as gz:
+            with open_archive(str(path)) as raw, gzip.open(raw, "rb") as gz:
                 return gz.read(size)
         except (OSError, EOFError, zlib.error):
             # A truncated gzip still yields its first bytes through zlib directly.
@@ -100,7 +101,7 @@ def classify_text(head: bytes) -> InputKind:
     return "unknown"
 
 
-_ARCHIVE_KINDS = ("warc", "arc")
+_ARCHIVE_KINDS = ("warc", "arc", "wacz")
 _INDEX_KINDS = ("cdxj", "cdx")
 
 
@@ -131,7 +132,8 @@ def archive_dir_files(path: Path) -> list[str]:
 
 
 def detect_input(path: str) -> InputKind:
-    """Return what ``path`` holds: warc, arc, timemap, cdxj, cdx, gold or unknown.
+    """Return what ``path`` holds: warc, arc, wacz, timemap, cdxj, cdx, gold or unknown
+    (a WACZ package's WARC member, ``PACKAGE.wacz!/archive/NAME``, is a warc).
 
     An http(s) URL is taken to be a TimeMap (the only remote input).  A
     missing or unreadable path raises :class:`InputError`; a readable file of
@@ -142,9 +144,11 @@ def detect_input(path: str) -> InputKind:
     p = Path(path)
     if p.is_dir():
         return "gold" if gold_labels_file(p) is not None else "unknown"
-    if not p.exists():
+    if not p.exists() and not ((m := split_member(path)) and Path(m[0]).is_file()):
         raise InputError(f"{path}: no such file or directory", reason="missing")
     head = peek(p)
+    if is_wacz(head, path):
+        return "wacz"
     if head.startswith(b"WARC/"):
         return "warc"
     if head.startswith(b"filedesc://"):

@@ -30,6 +30,7 @@ from ..canonical import url_key
 from ..config import Config
 from ..errors import InputError
 from .detect import open_text
+from .wacz import open_archive
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +137,7 @@ def index_archive(
     count = 0
     problem = log.debug if growing else log.warning
     try:
-        with open(path, "rb") as fh:
+        with open_archive(path) as fh:
             fh.seek(start)
             it = ArchiveIterator(fh, arc2warc=True)  # offsets are absolute: it starts from fh.tell()
             while True:
@@ -202,7 +203,7 @@ def _check_tail(path: str, end: int, count: int, problems: list[str] | None = No
     """Warn when bytes after the last complete record were not read: the
     reader stops quietly inside a truncated gzip member."""
     try:
-        with open(path, "rb") as fh:
+        with open_archive(path) as fh:
             fh.seek(end)
             tail = fh.read(65_536)
     except OSError:

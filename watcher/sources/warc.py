@@ -27,6 +27,7 @@ from ..config import Config
 from ..events.skip import base_mimetype, non_document
 from ..model import Capture, payload_digest, ts14
 from .index import IndexEntry
+from .wacz import open_archive
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +142,7 @@ class RecordLoader:
     def _open(self, path: str) -> IO[bytes]:
         fh = self._files.get(path)
         if fh is None:
-            fh = open(path, "rb")  # noqa: SIM115 - kept open for the history, closed in close()
+            fh = open_archive(path)  # kept open for the history, closed in close()
             self._files[path] = fh
         return fh
 
@@ -164,7 +165,7 @@ class RecordLoader:
 
     def _scan(self, entry: IndexEntry) -> Loaded:
         try:
-            with open(entry.path, "rb") as fh:
+            with open_archive(entry.path) as fh:
                 it = ArchiveIterator(fh, arc2warc=True)
                 for rec in it:
                     uri = rec.rec_headers.get_header("WARC-Target-URI")
