@@ -206,7 +206,7 @@ class ConsumerApp:
     async def _build_pipeline(self) -> None:
         cfg = self.cfg
         self.store = await asyncio.to_thread(open_store, cfg.store)
-        watcher = Watcher(Engine(cfg.engine, doi=cfg.doi), self.store)
+        watcher = Watcher(Engine(cfg.engine), self.store)
         watcher.on_stage = self.metrics.observe_stage
         if cfg.render.enabled:
             # Chromium starts on the first page that needs rendering (live, or archived with render.archived).
@@ -219,7 +219,7 @@ class ConsumerApp:
             acq_cfg = cfg.model_copy(update={"acquire": acq})
         self.acquirer = Acquirer(acq_cfg, on_fetch=self.metrics.observe_fetch, renderer=self.renderer,
                                  on_render_error=self.metrics.observe_render_error)
-        recommender = Recommender(cfg.recommend, self.store, actuator=cfg.actuator)
+        recommender = Recommender(cfg.recommend, self.store, actuator=cfg.actuator, canonical=cfg.engine.canonical)
         self.publisher = Publisher(cfg.kafka, self.bootstrap_servers)
         await self.publisher.start()
         dead_letters = DeadLetters(cfg.kafka, self.publisher, self.metrics)

@@ -210,7 +210,7 @@ class CrawlLogRunner:
                                       f"another port with DRIFTLINE__METRICS__PORT, or DRIFTLINE__METRICS__ENABLED="
                                       f"false", reason="metrics_port") from None
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="driftline-crawl-log")
-            watcher = Watcher(Engine(cfg.engine, doi=cfg.doi), self.store)
+            watcher = Watcher(Engine(cfg.engine), self.store)
             watcher.on_stage = self.metrics.observe_stage
             if cfg.render.enabled:
                 self.renderer = RenderPool(cfg.render, cfg.acquire.allow_addresses, fetch=cfg.acquire.live,
@@ -221,7 +221,8 @@ class CrawlLogRunner:
             self.scorer = Scorer(
                 cfg, watcher=watcher, acquirer=self.acquirer, publisher=self.publisher,
                 dead_letters=DeadLetters(cfg.kafka, self.publisher, self.metrics), metrics=self.metrics,
-                recommender=Recommender(cfg.recommend, self.store, actuator=cfg.actuator), executor=self._executor,
+                recommender=Recommender(cfg.recommend, self.store, actuator=cfg.actuator,
+                                        canonical=cfg.engine.canonical), executor=self._executor,
                 actuator=make_actuator(cfg.actuator), seeds=SeedReporter(cfg.seeds),
             )
             for path in self.paths:

@@ -402,9 +402,9 @@ async def test_status_change_is_the_watchers_verdict_with_one_baseline_per_doi(t
 
             # -- the streaming watcher's path: the same events, the same store ----------------------
             assert len(events) == len(results)
-            same_store = Watcher(Engine(cfg.engine, doi=cfg.doi), store)
+            same_store = Watcher(Engine(cfg.engine), store)
             with open_store(cfg.store.model_copy(update={"backend": "memory"})) as other_store:
-                other = Watcher(Engine(cfg.engine, doi=cfg.doi), other_store)
+                other = Watcher(Engine(cfg.engine), other_store)
                 by_check = {(r.doi, r.record["checked_at"]): r for r in results}
                 for ev in events:  # in the order produced (one DOI's in check order, as on its partition)
                     r = by_check[(ev["doi"], ev["timestamp"])]

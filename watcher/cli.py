@@ -134,11 +134,11 @@ def _eval_report(args: argparse.Namespace, cfg: Config, result: str) -> str:
     if not getattr(args, "folds", None):
         from .evaluate import evaluate, format_report
 
-        return format_report(evaluate(args.labels, result))
+        return format_report(evaluate(args.labels, result, cfg.engine.canonical))
     from .crossval import cross_validate, format_cv
     from .evaluate import match_results
 
-    rep = cross_validate(match_results(args.labels, result), args.folds, args.seed,
+    rep = cross_validate(match_results(args.labels, result, cfg.engine.canonical), args.folds, args.seed,
                          voting=list(cfg.engine.measures), policy=cfg.engine.policy,
                          labels_path=str(args.labels), result_path=str(args.result or result))
     return json.dumps(rep.to_json(), indent=2) if args.json else format_cv(rep)

@@ -9,7 +9,7 @@ measures, let the profile decide.
 The DOI monitor runs this step too (in process, through the same
 :class:`~watcher.watch.Watcher` and store), with the ``doi`` profile: a
 capture names its history (``doi:<doi>``), the registered DOI and title, and
-the engine holds the ``doi:`` thresholds, so a check's change class is the
+the engine configuration holds the ``engine.doi`` thresholds, so a check's change class is the
 verdict the stream would store for the same capture, never a second opinion.
 """
 
@@ -23,7 +23,7 @@ from datetime import datetime
 
 from . import measures as ms
 from . import profiles
-from .config import DEFAULT_VOTING, DoiConfig, EngineConfig
+from .config import DEFAULT_VOTING, EngineConfig
 from .fingerprint import fingerprint
 from .model import Behaviour, Capture, Fingerprint, HistoryResult, MeasureResult, Verdict, ts14, utc
 from .profiles.base import Case, Profile
@@ -64,11 +64,10 @@ def behaviour_of(statuses: Sequence[str]) -> Behaviour:
 class Engine:
     """Stateless scoring engine; safe to share across histories (not threads)."""
 
-    def __init__(self, config: EngineConfig, doi: DoiConfig | None = None) -> None:
-        """``doi``: the ``doi`` profile's thresholds (``doi:`` config; defaults when not given)."""
-        self.doi = doi or DoiConfig()
-        # each profile's own configuration section, handed to it with every case (Case.params)
-        self.params: dict[str, object] = {"doi": self.doi}
+    def __init__(self, config: EngineConfig) -> None:
+        # each profile's own configuration section, handed to it with every case (Case.params): part of
+        # the engine configuration, so no caller passes (or forgets) it
+        self.params: dict[str, object] = {"doi": config.doi}
         measures = dict(config.measures) or dict(DEFAULT_VOTING)
         for name in (*measures, *config.report_measures):
             ms.get(name)  # unknown names fail loudly, at start-up

@@ -166,6 +166,7 @@ def _as_code(args: argparse.Namespace, cfg: Config, labels: Path, result: Path) 
     from .evalresults import DEFAULT_FOLDS, DEFAULT_SEEDS, SCHEMA, collection_results, write_results
 
     block = collection_results(labels, result, voting=list(cfg.engine.measures), policy=cfg.engine.policy,
+                               canonical=cfg.engine.canonical,
                                k=args.folds or DEFAULT_FOLDS, seeds=args.seeds or DEFAULT_SEEDS)
     name = _collection_name(args, labels)
     if not Path(args.result or "").is_file() and not (args.labels_source and Path(args.labels).is_file()):

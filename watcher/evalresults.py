@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from . import __version__
-from .config import PolicyConfig
+from .config import CanonicalConfig, PolicyConfig
 from .crossval import (
     STATS,
     Rule,
@@ -154,13 +154,14 @@ def _short(path: str | os.PathLike[str]) -> str:
 
 def collection_results(labels: str | os.PathLike[str], result: str | os.PathLike[str], *,
                        voting: Sequence[str], policy: PolicyConfig | None = None, k: int = DEFAULT_FOLDS,
-                       seeds: Sequence[int] = DEFAULT_SEEDS) -> dict[str, Any]:
+                       seeds: Sequence[int] = DEFAULT_SEEDS, canonical: CanonicalConfig | None = None
+                       ) -> dict[str, Any]:
     """The results block of one labelled collection (see the module docstring)."""
     if not seeds:
         raise InputError("--seeds needs at least one fold seed", reason="usage")
     policy = policy or PolicyConfig()
-    report: EvalReport = evaluate(labels, result)
-    matched = match_results(labels, result)
+    report: EvalReport = evaluate(labels, result, canonical)
+    matched = match_results(labels, result, canonical)
     t = build_table(matched)
     vote = tuple(m for m in voting if m in t.scores)
     rules = [Rule("default", "default"),

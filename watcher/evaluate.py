@@ -30,6 +30,7 @@ from typing import Any
 
 from . import measures as registry
 from .canonical import original_url, url_key
+from .config import CanonicalConfig
 from .errors import InputError, UnknownMeasureError
 from .evalmetrics import best_threshold, confusion, roc_auc
 from .sources.gold import GoldRow, read_labels
@@ -136,22 +137,24 @@ def load_results(path: str) -> list[ResultRow]:
     return rows
 
 
-def match_key(uri: str, entry: Mapping[str, Any] | None = None) -> tuple[str, str] | None:
-    """(canonical key of the original URL, 14-digit time) of a URI-M or result."""
+def match_key(uri: str, entry: Mapping[str, Any] | None = None,
+              canonical: CanonicalConfig | None = None) -> tuple[str, str] | None:
+    """(canonical key of the original URL, 14-digit time) of a URI-M or result, under ``canonical`` (the
+    ``engine.canonical`` that grouped the histories: labels and results are matched by the same rules)."""
     dl = entry.get("driftline") if entry else None
     when = (dl.get("capture_time") or dl.get("capture time")) if isinstance(dl, dict) else None
     if isinstance(dl, dict) and dl.get("url") and when:
         stamp = re.sub(r"\D", "", str(when))[:14]
-        return url_key(str(dl["url"])), stamp
+        return url_key(str(dl["url"]), canonical), stamp
     m = _SYNTHETIC.match(uri)
     if m:
-        return url_key(m.group(1)), m.group(2)
+        return url_key(m.group(1), canonical), m.group(2)
     o = _OTMT_WARC.match(uri)
     if o:
-        return url_key(o.group(2)), o.group(1)
+        return url_key(o.group(2), canonical), o.group(1)
     t = _WAYBACK_TS.search(uri)
     if t:
-        return url_key(original_url(uri)), t.group(1)
+        return url_key(original_url(uri), canonical), t.group(1)
     return None
 
 
@@ -207,7 +210,8 @@ class Matched:
     results_without_label: int
 
 
-def match_results(labels: str | os.PathLike[str], result: str | os.PathLike[str]) -> Matched:
+def match_results(labels: str | os.PathLike[str], result: str | os.PathLike[str],
+                  canonical: CanonicalConfig | None = None) -> Matched:
     """Pair each labelled capture with its result entry (exact URI-M, then
     canonical key and second, then host and second when unambiguous)."""
     gold = read_labels(Path(labels))
@@ -218,7 +222,7 @@ def match_results(labels: str | os.PathLike[str], result: str | os.PathLike[str]
     by_host: dict[tuple[str, str], list[ResultRow]] = {}
     for r in rows:
         exact.setdefault(r.uri_m, r)
-        rk = match_key(r.uri_m, r.entry)
+        rk = match_key(r.uri_m, r.entry, canonical)
         if rk is not None:
             by_key.setdefault(rk, r)
             by_host.setdefault((_host(rk[0]), rk[1]), []).append(r)
@@ -226,13 +230,13 @@ def match_results(labels: str | os.PathLike[str], result: str | os.PathLike[str]
     used: set[int] = set()
     missing = 0
     for g in gold:
-        k = match_key(g.uri)
+        k = match_key(g.uri, canonical=canonical)
         date = re.sub(r"\D", "", g.date)[:14]
         if k is None and g.uri.lower().startswith(("http://", "https://")):
             # An original URL, not a URI-M: the same string for every capture of the URL, so an exact
             # match would give every label of it the first capture's result.  Its date says which.
             originals += 1
-            k = (url_key(g.uri), date)
+            k = (url_key(g.uri, canonical), date)
             row = None
         else:
             row = exact.get(g.uri)
@@ -266,9 +270,10 @@ def match_results(labels: str | os.PathLike[str], result: str | os.PathLike[str]
     return Matched(gold, pairs, missing, len(rows) - len(used))
 
 
-def evaluate(labels: str | os.PathLike[str], result: str | os.PathLike[str]) -> EvalReport:
+def evaluate(labels: str | os.PathLike[str], result: str | os.PathLike[str],
+             canonical: CanonicalConfig | None = None) -> EvalReport:
     """Compare ``result`` with the gold ``labels`` (file or directory)."""
-    m = match_results(labels, result)
+    m = match_results(labels, result, canonical)
     gold = m.gold
     matched = [(g.label == 0, e) for g, e in m.pairs]
     positives = [p for p, _ in matched]

@@ -301,7 +301,8 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
             raise InputError("tune needs CAPTURES (a gold directory, scan input or scan result) unless LABELS is "
                              "a gold directory", reason="usage")
         result = captures_result(captures, cfg, tmp, every_measure=True)
-        rep = tune_labels(match_results(labels, result), cfg.engine.measures, cfg.engine.policy, args.folds, seeds)
+        matched = match_results(labels, result, cfg.engine.canonical)
+        rep = tune_labels(matched, cfg.engine.measures, cfg.engine.policy, args.folds, seeds)
     print(json.dumps(rep.to_json(), indent=2) if args.json else format_tune(rep))
     if rep.overlay is None:
         log.info("no overlay written: the folds support no change")

@@ -236,7 +236,8 @@ class Acquirer:
         return await self._maybe_render_archived(event, capture, self._configured_replay())
 
     def _warc_capture(self, event: CaptureEvent, record: WarcPayload, source: str) -> Capture:
-        if record.target_uri and url_key(record.target_uri) != url_key(event.url):
+        canonical = self.cfg.engine.canonical
+        if record.target_uri and url_key(record.target_uri, canonical) != url_key(event.url, canonical):
             raise AcquireError(
                 f"WARC record at {event.warc_filename}:{event.warc_offset} is for {record.target_uri[:200]},"
                 f" not {event.url[:200]}",

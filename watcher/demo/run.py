@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..canonical import url_key
-from ..config import Config
+from ..config import CanonicalConfig, Config
 from ..errors import DriftlineError
 from ..model import Behaviour
 from ..ports import free_port, port_free
@@ -138,10 +138,10 @@ def _short_time(value: Any) -> str:
 class _Printer:
     """One line per message, as it arrives."""
 
-    def __init__(self, out: TextIO, result: DemoResult) -> None:
+    def __init__(self, out: TextIO, result: DemoResult, canonical: CanonicalConfig | None = None) -> None:
         self.out = out
         self.result = result
-        self._by_history = {url_key(s.url): s.url for s in result.crawl.seeds}
+        self._by_history = {url_key(s.url, canonical): s.url for s in result.crawl.seeds}
 
     def tally(self, history: str | None, url: str | None) -> SeedTally | None:
         key = self._by_history.get(history or "") or (url if url in self.result.seeds else None)
@@ -251,7 +251,7 @@ async def demo(cfg: Config, *, once: bool, out: TextIO | None = None, workdir: P
     k = dcfg.kafka
     topics = {k.results_topic: "verdict", k.alerts_topic: "alert", k.recommendations_topic: "recommendation",
               k.dead_letter_topic: "dead-letter"}
-    printer = _Printer(out, result)
+    printer = _Printer(out, result, dcfg.engine.canonical)
     async with ConsumerApp(dcfg) as app, DoiDemo(dcfg, workdir, out) as doi_demo:
         from consumers.client import produce
 

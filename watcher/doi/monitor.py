@@ -119,7 +119,7 @@ class DoiMonitor:
         self._sem = asyncio.Semaphore(cfg.doi.max_concurrent_checks)
         self._not_before: dict[str, float] = {}  # host -> monotonic time (Retry-After)
         self._validated = False
-        self.watcher = Watcher(Engine(cfg.engine, doi=cfg.doi), registry.baselines, profile="doi")
+        self.watcher = Watcher(Engine(cfg.engine), registry.baselines, profile="doi")
         self._alert_on = cfg.alerts.alerts_on("doi", cfg.doi.events_topic)
         self._pool: ProcessPoolExecutor | None = None
         if cfg.doi.judge_processes > 0:

@@ -60,7 +60,7 @@ def pin_baseline(store: BaselineStore, review: SQLReview, verdict_id: str, cfg: 
         return _pin_in_stream(store, review, verdict_id, cfg, pins, reviewer)
     captures = [_capture(v, review, cfg) for v in olds]
     unread = {ts14(c.timestamp) for c in captures if c.content is None}
-    engine = Engine(pinned_config(cfg, pins).engine, cfg.doi)
+    engine = Engine(pinned_config(cfg, pins).engine)
     profile = olds[0].profile if olds else None
     result = engine.scan_history(item.history, [c for c in captures if c.content is not None], profile)
     pinned = next((v for v in result.verdicts if ts14(v.capture_time) == item.ts), None)
@@ -96,7 +96,7 @@ def _pin_in_stream(store: BaselineStore, review: SQLReview, verdict_id: str, cfg
     if old is None or verdict_id not in logged:
         raise DriftlineError("this capture cannot be re-read", reason="review_pin")
     history, fp = old.history, logged[verdict_id]
-    watcher = Watcher(Engine(pinned_config(cfg, pins).engine, cfg.doi), store, old.profile)
+    watcher = Watcher(Engine(pinned_config(cfg, pins).engine), store, old.profile)
     cap = Capture(url=old.url, timestamp=old.capture_time, uri_m=old.uri_m, digest=old.digest,
                   status=fp.http_status, seed=old.seed, job=old.job, label=old.label, history=history)
     seed, prof = Seed.of(watcher._seed_url(history, cap)), watcher.engine.profile(old.profile)

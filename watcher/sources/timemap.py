@@ -334,7 +334,8 @@ def _follow_pages(first: TimeMap, cfg: Config, problems: list[str] | None = None
             if problems is not None:
                 problems.append(f"{url}: TimeMap page not read ({exc.reason})")
             continue
-        if original and page.original and url_key(page.original) != url_key(original):
+        canon = cfg.engine.canonical
+        if original and page.original and url_key(page.original, canon) != url_key(original, canon):
             log.warning("%s: TimeMap page %s is about %s, not %s; skipped", first.uri_t, url, page.original,
                         original)
             continue
