@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from watcher.config import EngineConfig
 from watcher.engine import Engine
 from watcher.model import Capture
-from watcher.step import HistoryState
+from watcher.state import HistoryState
 from watcher.store.codec import encode_fingerprint, encode_state, encode_verdict
 
 

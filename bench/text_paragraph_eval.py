@@ -166,7 +166,7 @@ def main() -> int:
     from watcher.engine import Engine
     from watcher.model import Capture
     from watcher.profiles.text import TEXT_RUN_WORDS, lost_run
-    from watcher.step import HistoryState
+    from watcher.state import HistoryState
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pages", type=Path, default=PAGES, help="newspaper-pages.tar.gz or its unpacked directory")

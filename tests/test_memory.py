@@ -26,7 +26,7 @@ from watcher.config import EngineConfig
 from watcher.engine import Engine
 from watcher.model import Capture, Verdict
 from watcher.profiles.seeds import Seed
-from watcher.step import HistoryState
+from watcher.state import HistoryState
 from watcher.store import SQLiteStore
 from watcher.watch import Watcher
 

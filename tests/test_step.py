@@ -19,7 +19,7 @@ from watcher.config import BaselineConfig, EngineConfig
 from watcher.engine import Engine
 from watcher.model import Capture, payload_digest
 from watcher.profiles.subject import title_subject
-from watcher.step import HistoryState, state_form
+from watcher.state import HistoryState, state_form
 from watcher.store import SQLiteStore
 from watcher.watch import Watcher
 

@@ -20,7 +20,7 @@ from tests.fixtures.storecases import T0, make_fp, make_verdict
 from watcher.config import StoreConfig
 from watcher.errors import ConfigError, StoreError
 from watcher.model import Fingerprint, MeasureResult, Verdict
-from watcher.step import HistoryState, Reference, state_form
+from watcher.state import HistoryState, Reference, state_form
 from watcher.store import (
     BaselineStore,
     MemoryStore,

@@ -18,7 +18,7 @@ from .engine import Engine
 from .errors import InputError
 from .model import Capture
 from .profiles.seeds import Seed
-from .step import HistoryState
+from .state import HistoryState
 from .verdict import fmt
 
 # Inputs that are not one page: scoring their bytes as text would give a verdict on nonsense.

@@ -33,8 +33,7 @@ from .config_problems import line as problem_line
 from .crawlfollow.settings import CrawlLogConfig
 from .errors import ConfigError
 from .model import ChangeClass, TopicStatus
-from .profiles import ProfileName
-from .profiles import get as get_profile
+from .profiles.names import ProfileName
 from .review.settings import ReviewConfig
 from .seeds.settings import SeedsConfig
 
@@ -380,7 +379,9 @@ class AlertConfig(_Frozen):
             return frozenset(self.topics[topic])
         if profile in self.changes:
             return frozenset(self.changes[profile])
-        return frozenset(get_profile(profile).alert_classes)
+        from .profiles import get  # the profile itself: not needed to load the configuration
+
+        return frozenset(get(profile).alert_classes)
 
 
 class EventsConfig(_Frozen):

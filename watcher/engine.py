@@ -22,16 +22,16 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from . import measures as ms
-from . import profiles
+from . import profiles, step
 from .config import DEFAULT_VOTING, EngineConfig
 from .fingerprint import fingerprint
-from .model import Behaviour, Capture, Fingerprint, HistoryResult, MeasureResult, Verdict, ts14, utc
+from .model import Behaviour, Capture, Fingerprint, HistoryResult, MeasureResult, Verdict, utc
 from .profiles.base import Case, Profile
 from .profiles.seeds import Seed, as_seed
 from .profiles.shared import judge
-from .step import HistoryState, Reference, make_verdict, pinned_here, read_differently, unfit_reason
-from .verdict import Decision, drift_score, extraction_failed, score_measures
-from .wording import headed
+from .state import HistoryState
+from .step import unfit_reason
+from .verdict import Decision, extraction_failed, score_measures
 
 log = logging.getLogger(__name__)
 
@@ -119,68 +119,7 @@ class Engine:
         (:meth:`profile`, :meth:`Seed.of`) and passed down as values.
         """
         prof = self.profile(profile)
-        seed = as_seed(seed_url or cap.url)
-        verdict, after = self._step(history, state, cap, fp, seed, prof)
-        return verdict, prof.remember(after, verdict, seed)
-
-    def _step(self, history: str, state: HistoryState, cap: Capture, fp: Fingerprint, seed: Seed,
-              prof: Profile) -> tuple[Verdict, HistoryState]:
-        """:meth:`score_next` before the state remembers the verdict."""
-        pol = self.config.baseline
-        t = utc(cap.timestamp)
-        if pol.policy == "pinned" and pinned_here(dict(pol.pinned), history, cap):
-            why = unfit_reason(fp, pol.policy)
-            if why is None:
-                d = Decision("on-topic", "baseline", "pinned baseline capture", 0.0)
-                pin = Reference(t, cap.uri_m, prof.keeps(fp, seed, self.config))
-                return make_verdict(history, cap, fp, pin, {}, d, prof.name, 0.0), \
-                    dataclasses.replace(state, pinned=pin)
-            log.warning("pinned baseline %s of %s cannot be a baseline: %s", ts14(t), history, why)
-        ref = state.reference_at(t)
-        if ref is None or (pol.policy != "rolling" and state.pinned is None and state.baseline is not None
-                           and t < state.baseline.capture_time):
-            return self._first(history, state, cap, fp, prof, seed)
-        how = read_differently(ref.fingerprint, fp) if ref is state.baseline else None
-        if how is not None and unfit_reason(fp, pol.policy) is None:
-            # The stored baseline was read another way (extract.main_content, tokens.stemming changed):
-            # comparing the two would measure the change of reading, not of the page.
-            d = Decision("on-topic", "baseline", f"baseline re-taken: the text is now read as {how}, the "
-                         "stored baseline was not", 0.0)
-            new = Reference(t, cap.uri_m, prof.keeps(fp, seed, self.config))
-            return make_verdict(history, cap, fp, new, {}, d, prof.name, 0.0), \
-                dataclasses.replace(state, baseline=new)
-        results, d = self.compare(ref.fingerprint, fp, seed, prof, state=state, capture=cap)
-        verdict = make_verdict(history, cap, fp, ref, dict(results), d, prof.name, drift_score(results, d))
-        if (pol.policy == "rolling" and d.status == "on-topic" and unfit_reason(fp, pol.policy) is None
-                and ref is state.baseline and t > ref.capture_time):
-            rolled = Reference(t, cap.uri_m, prof.keeps(fp, seed, self.config))
-            return verdict, dataclasses.replace(state, baseline=rolled)
-        return verdict, state
-
-    def _first(self, history: str, state: HistoryState, cap: Capture, fp: Fingerprint,
-               profile: Profile, seed: Seed) -> tuple[Verdict, HistoryState]:
-        """No baseline in force at this capture's time: it becomes the baseline if it is fit to be one
-        (unless the profile reads it otherwise: :meth:`Profile.first`)."""
-        why = unfit_reason(fp, self.config.baseline.policy)
-        own = profile.first(fp, why, cap, self.params.get(profile.name))
-        if own is not None:
-            return make_verdict(history, cap, fp, None, {}, own, profile.name, own.drift_score), state
-        if why is None:
-            d = Decision("on-topic", "baseline", "baseline capture", 0.0)
-            ref = Reference(utc(cap.timestamp), cap.uri_m, profile.keeps(fp, seed, self.config))
-            return make_verdict(history, cap, fp, ref, {}, d, profile.name, 0.0), \
-                dataclasses.replace(state, baseline=ref)
-        if extraction_failed(fp):
-            d = Decision("error", "error", fp.error or "extraction failed", 0.0)
-        elif fp.is_empty:
-            d = Decision("empty", "empty", headed("no content", fp.error, "empty") + "; no baseline yet", 0.0)
-        elif fp.page_kind or (fp.http_status is not None and fp.http_status >= 400):
-            d = Decision("off-topic", "off-topic", f"{why}; no baseline yet", 0.95,
-                         ("page_kind",) if fp.page_kind else ("http_error",))
-        else:
-            d = Decision("empty", "empty", f"not fit to be a baseline ({why}); waiting for one", 0.0)
-        return make_verdict(history, cap, fp, None, {}, d, profile.name, 0.95 if d.status == "off-topic" else 0.0), \
-            state
+        return step.score_next(self, history, state, cap, fp, as_seed(seed_url or cap.url), prof)
 
     # -- a whole history ----------------------------------------------------
     def scan_history(self, history: str, captures: Iterable[Capture], profile: Profile | str | None = None
@@ -209,7 +148,6 @@ class Engine:
 
 
 def _with_status(fp: Fingerprint, status: int) -> Fingerprint:
-    import dataclasses
 
     return dataclasses.replace(fp, http_status=status)
 

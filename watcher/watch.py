@@ -36,7 +36,8 @@ from .fingerprint import failure_reason
 from .model import Capture, Fingerprint, Verdict, utc, verdict_id
 from .profiles.base import Profile
 from .profiles.seeds import Seed
-from .step import HistoryState, Reference, memory_of, same_verdict
+from .state import HistoryState, Reference, memory_of
+from .step import same_verdict
 from .store.base import BaselineStore
 from .verdict import extraction_failed
 

@@ -18,7 +18,7 @@ from watcher.engine import Engine
 from watcher.model import Verdict
 from watcher.profiles.seeds import seed_kind
 from watcher.profiles.subject import title_subject
-from watcher.step import HistoryState
+from watcher.state import HistoryState
 from watcher.store import SQLiteStore
 from watcher.watch import Watcher
 

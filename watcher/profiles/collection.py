@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from .. import measures as ms
 from ..model import ChangeClass, Fingerprint, MeasureResult, Verdict
-from ..step import HistoryState
+from ..state import HistoryState
 from ..text import normalise
 from ..verdict import Decision, fmt, fmt_below, scored
 from .base import BaseProfile, Case

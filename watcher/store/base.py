@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Protocol
 
 from ..model import Fingerprint, Verdict
-from ..step import HistoryState
+from ..state import HistoryState
 
 
 @dataclass(frozen=True, slots=True)

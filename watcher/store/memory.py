@@ -20,7 +20,7 @@ from types import TracebackType
 from ..compact import reduce_fingerprint
 from ..errors import StoreError
 from ..model import Fingerprint, Verdict, utc
-from ..step import HistoryState, Reference
+from ..state import HistoryState, Reference
 from .base import StoredBaseline
 from .positions import MemoryPositions
 

@@ -33,8 +33,16 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ..errors import ConfigError, StoreError
 
-if TYPE_CHECKING:
-    from .sqlbase import Rows
+
+class Rows(Protocol):
+    """The part of a DB-API cursor the shared code reads."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
 
 
 @dataclass(frozen=True, slots=True)

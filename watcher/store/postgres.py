@@ -47,7 +47,8 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from ..errors import ConfigError, StoreError
 from ..model import utc
-from .sqlbase import Rows, SQLStore
+from .positions import Rows
+from .sqlbase import SQLStore
 
 log = logging.getLogger(__name__)
 

@@ -32,25 +32,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from ..errors import StoreError
 from ..model import Fingerprint, Verdict
-from ..step import HistoryState, Reference
+from ..state import HistoryState, Reference
 from .base import StoredBaseline
 from .codec import decode_fingerprint, decode_state, decode_verdict, encode_fingerprint, encode_state, encode_verdict
-from .positions import SQLPositions
-
-
-class Rows(Protocol):
-    """The part of a DB-API cursor the shared code reads."""
-
-    @property
-    def rowcount(self) -> int: ...
-
-    def fetchone(self) -> Any: ...
-
-    def fetchall(self) -> list[Any]: ...
+from .positions import Rows, SQLPositions
 
 
 class _Rejected(Exception):  # noqa: N818 - a control-flow signal, not an error

@@ -38,7 +38,8 @@ from typing import Any, ClassVar
 from ..errors import StoreError
 from ..model import utc
 from .codec import parse_iso
-from .sqlbase import Rows, SQLStore
+from .positions import Rows
+from .sqlbase import SQLStore
 
 log = logging.getLogger(__name__)
 
