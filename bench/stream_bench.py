@@ -235,7 +235,7 @@ def watcher_rate(cfg: Any, recs: list[Rec], rounds: int, warc_dir: Path, workdir
     t0 = time.perf_counter()
     try:
         for _event, capture in scorable_captures(cfg, recs, rounds, warc_dir):
-            watcher.process(capture)
+            watcher.score(capture)
             n += 1
     finally:
         store.close()

@@ -34,25 +34,20 @@ from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 
 from watcher.acquire import Acquirer, RenderPool
-from watcher.actuators import make_actuator
 from watcher.broker import EmbeddedBroker, broker_reachable, ensure_topics
 from watcher.config import Config
-from watcher.engine import Engine
 from watcher.errors import ConfigError, DriftlineError
 from watcher.events import check_formats
 from watcher.kafkasec import kafka_security_options
 from watcher.metrics import Metrics, MetricsServer
 from watcher.model import Verdict
-from watcher.recommend import Recommender
-from watcher.seeds.stream import SeedDistribution, SeedReporter
 from watcher.store import BaselineStore, open_store
 from watcher.store.labels import SQLReview, owed_versions
-from watcher.watch import Watcher
 
-from .deadletter import DeadLetters
 from .lifecycle import close_parts
 from .logfilter import install_client_log_limit
 from .messages import verdict_message
+from .pipeline import scoring_pipeline
 from .publisher import Publisher
 from .router import Router
 from .runner import PartitionRunner
@@ -206,30 +201,10 @@ class ConsumerApp:
     async def _build_pipeline(self) -> None:
         cfg = self.cfg
         self.store = await asyncio.to_thread(open_store, cfg.store)
-        watcher = Watcher(Engine(cfg.engine), self.store)
-        watcher.on_stage = self.metrics.observe_stage
-        if cfg.render.enabled:
-            # Chromium starts on the first page that needs rendering (live, or archived with render.archived).
-            self.renderer = RenderPool(cfg.render, cfg.acquire.allow_addresses, fetch=cfg.acquire.live,
-                                       max_decompress_ratio=cfg.engine.extract.max_decompress_ratio)
-        acq_cfg = cfg
-        if cfg.doi.events_topic in cfg.kafka.input_topics and cfg.doi.warc_dir not in cfg.acquire.warc_dirs:
-            # the DOI monitor's events name WARC files it wrote under doi.warc_dir
-            acq = cfg.acquire.model_copy(update={"warc_dirs": (*cfg.acquire.warc_dirs, cfg.doi.warc_dir)})
-            acq_cfg = cfg.model_copy(update={"acquire": acq})
-        self.acquirer = Acquirer(acq_cfg, on_fetch=self.metrics.observe_fetch, renderer=self.renderer,
-                                 on_render_error=self.metrics.observe_render_error)
-        recommender = Recommender(cfg.recommend, self.store, actuator=cfg.actuator, canonical=cfg.engine.canonical)
         self.publisher = Publisher(cfg.kafka, self.bootstrap_servers)
         await self.publisher.start()
-        dead_letters = DeadLetters(cfg.kafka, self.publisher, self.metrics)
-        seeds = SeedReporter(cfg.seeds)
-        self.metrics.registry.register(SeedDistribution(seeds))
-        self.scoring = Scorer(
-            cfg, watcher=watcher, acquirer=self.acquirer, publisher=self.publisher, dead_letters=dead_letters,
-            metrics=self.metrics, recommender=recommender, executor=self._executor,
-            actuator=make_actuator(cfg.actuator), seeds=seeds,
-        )
+        pipeline = scoring_pipeline(cfg, self.store, self.publisher, self.metrics, self._executor)
+        self.scoring, self.acquirer, self.renderer = pipeline.scorer, pipeline.acquirer, pipeline.renderer
 
     async def stop(self) -> None:
         """Stop fetching, finish in-flight work, commit, and close everything."""

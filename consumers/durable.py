@@ -49,21 +49,16 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from watcher.acquire import Acquirer, RenderPool
-from watcher.actuators import make_actuator
 from watcher.config import Config
 from watcher.crawlfollow.follow import Line, Position, Tail
-from watcher.engine import Engine
 from watcher.errors import ConfigError, DriftlineError, StoreError
 from watcher.metrics import Metrics, MetricsServer
-from watcher.recommend import Recommender
-from watcher.seeds.stream import SeedReporter
 from watcher.store import BaselineStore, open_store
 from watcher.store.positions import DeadLetterRow, PositionStore, positions_of, reason_of
-from watcher.watch import Watcher
 
-from .deadletter import DeadLetters
 from .lifecycle import close_parts
 from .messages import H_SRC_FORMAT, alert_message
+from .pipeline import scoring_pipeline
 from .publisher import Outgoing, Publisher
 from .scorer import Scorer
 
@@ -210,21 +205,9 @@ class CrawlLogRunner:
                                       f"another port with DRIFTLINE__METRICS__PORT, or DRIFTLINE__METRICS__ENABLED="
                                       f"false", reason="metrics_port") from None
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="driftline-crawl-log")
-            watcher = Watcher(Engine(cfg.engine), self.store)
-            watcher.on_stage = self.metrics.observe_stage
-            if cfg.render.enabled:
-                self.renderer = RenderPool(cfg.render, cfg.acquire.allow_addresses, fetch=cfg.acquire.live,
-                                           max_decompress_ratio=cfg.engine.extract.max_decompress_ratio)
-            self.acquirer = Acquirer(cfg, on_fetch=self.metrics.observe_fetch, renderer=self.renderer,
-                                     on_render_error=self.metrics.observe_render_error)
             self.publisher = LocalPublisher(cfg, self.positions, out)
-            self.scorer = Scorer(
-                cfg, watcher=watcher, acquirer=self.acquirer, publisher=self.publisher,
-                dead_letters=DeadLetters(cfg.kafka, self.publisher, self.metrics), metrics=self.metrics,
-                recommender=Recommender(cfg.recommend, self.store, actuator=cfg.actuator,
-                                        canonical=cfg.engine.canonical), executor=self._executor,
-                actuator=make_actuator(cfg.actuator), seeds=SeedReporter(cfg.seeds),
-            )
+            pipeline = scoring_pipeline(cfg, self.store, self.publisher, self.metrics, self._executor)
+            self.scorer, self.acquirer, self.renderer = pipeline.scorer, pipeline.acquirer, pipeline.renderer
             for path in self.paths:
                 if not os.path.exists(path):
                     log.warning("%s does not exist (yet): followed once it appears", path)

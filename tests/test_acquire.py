@@ -16,7 +16,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from tests.fixtures.webserver import serve
-from watcher.acquire import Acquirer, build_replay_uri, needs_content, raw_replay_uri
+from watcher.acquire import Acquirer, build_replay_uri, raw_replay_uri
 from watcher.acquire.warc import RecordExtent
 from watcher.config import AcquireConfig, Config, LiveFetchConfig
 from watcher.errors import AcquireError, BlockedAddressError, TooLargeError
@@ -421,15 +421,6 @@ async def test_redirect_out_of_trusted_archive_is_guarded(wayback: tuple[str, li
         with pytest.raises(BlockedAddressError):
             await acq.get(event(f"http://x.org/redirect-out?to={internal}/admin"))
     assert len(paths) == 1 and hits == []
-
-
-def test_needs_content() -> None:
-    ev = event(digest="sha1:3VU56HI3BTMDZBL2TP7SQYXITT7VEAJQ")
-    assert not needs_content(ev, "sha1:3VU56HI3BTMDZBL2TP7SQYXITT7VEAJQ")
-    assert not needs_content(ev, "3vu56hi3btmdzbl2tp7sqyxitt7veajq")  # CDX spelling
-    assert needs_content(ev, "sha1:" + "A" * 32)
-    assert needs_content(ev, None)
-    assert needs_content(event(), "sha1:3VU56HI3BTMDZBL2TP7SQYXITT7VEAJQ")
 
 
 @pytest.mark.shared

@@ -198,7 +198,7 @@ def test_stream_event_with_inline_gzipped_content(tmp_path: Path) -> None:
                "status_code": 200, "mimetype": "text/html", "content": base64.b64encode(body).decode(),
                "content_encoding": "base64"}
         event = parse_event(json.dumps(msg))
-        verdicts.append(w.process(event.to_capture(event.content, source="inline")))
+        verdicts.append(w.score(event.to_capture(event.content, source="inline")).verdict)
     assert verdicts[0].change == "baseline"
     assert all(v.status == "on-topic" and v.word_count == verdicts[0].word_count for v in verdicts)
     store.close()
@@ -229,7 +229,7 @@ async def test_stream_event_referencing_a_warc_record_with_a_gzipped_body(tmp_pa
         for i, off in enumerate(offsets):
             ev = CaptureEvent(url="http://example.org/a", timestamp=datetime(2020, i + 1, 1, tzinfo=UTC),
                               warc_filename=warc.name, warc_offset=off, crawler="heritrix")
-            verdicts.append(w.process(await acq.get(ev)))
+            verdicts.append(w.score(await acq.get(ev)).verdict)
     store.close()
     assert verdicts[0].change == "baseline"
     assert [v.status for v in verdicts] == ["on-topic"] * 5
@@ -260,11 +260,11 @@ def test_streaming_dead_letter_reasons_name_the_failure(tmp_path: Path) -> None:
     store = open_store(StoreConfig(backend="sqlite", path=str(tmp_path / "w.db")))
     w = Watcher(Engine(EngineConfig()), store)
     t = datetime(2024, 5, 1, tzinfo=UTC)
-    w.process(Capture(url="https://example.org/", timestamp=t, content=HTML, content_type="text/html"))
+    w.score(Capture(url="https://example.org/", timestamp=t, content=HTML, content_type="text/html"))
     cut = gzip.compress(page(3, 30000))
     for i, (body, reason) in enumerate(((gzip_bomb(1), "bomb"), (cut[: len(cut) // 2], "truncated")), 1):
         with pytest.raises(ExtractError) as err:
-            w.process(Capture(url="https://example.org/", timestamp=t.replace(day=1 + i), content=body,
-                              content_type="text/html"))
+            w.score(Capture(url="https://example.org/", timestamp=t.replace(day=1 + i), content=body,
+                            content_type="text/html"))
         assert err.value.reason == reason
     store.close()

@@ -412,10 +412,10 @@ async def test_status_change_is_the_watchers_verdict_with_one_baseline_per_doi(t
                     assert parsed.history_key(cfg) == history_of(r.doi)
                     _, payload, _ = _read_warc(Path(cfg.doi.warc_dir) / ev["warc_filename"], ev["warc_offset"])
                     cap = parsed.to_capture(payload, source="warc")
-                    out = same_store.handle(cap, "doi")
+                    out = same_store.score(cap, same_store.job_for(cap, "doi"))
                     assert not out.stored_now and out.verdict.verdict_id == r.record["verdict_id"]
                     assert out.verdict.change == r.record["change"]
-                    again = other.handle(cap, "doi")
+                    again = other.score(cap, other.job_for(cap, "doi"))
                     assert again.stored_now and again.verdict.verdict_id == r.record["verdict_id"]
                     assert again.verdict.change == r.record["change"], (r.doi, again.verdict.reason)
 

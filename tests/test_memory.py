@@ -57,7 +57,7 @@ def stream(caps: list[Capture], db: Path) -> dict[str, Verdict]:
     with SQLiteStore(db) as store:
         w = Watcher(Engine(EngineConfig()), store)
         for c in caps:
-            out = w.handle(c)
+            out = w.score(c)
             newest[out.verdict.verdict_id] = out.verdict
             newest.update({v.verdict_id: v for v in out.corrections})
         stored = {v.verdict_id: v for v in store.recent_verdicts("k", 1000)}
@@ -76,7 +76,7 @@ def test_no_content_after_an_off_topic_capture_keeps_its_own_status_without_an_a
     assert got[2].checks == () and got[2].drift_score == 0.0  # ranks with nothing: no evidence either way
     with SQLiteStore(tmp_path / "s.db") as store:
         w = Watcher(Engine(EngineConfig()), store)
-        outs = [w.handle(c, alert_on=ALERTS) for c in caps]
+        outs = [w.score(c, alert_on=ALERTS) for c in caps]
         assert [(o.verdict.status, o.verdict.reason) for o in outs] == [(v.status, v.reason) for v in got]
         assert store.alert_pending(outs[1].verdict.verdict_id)
         assert not store.alert_pending(outs[2].verdict.verdict_id)  # no content: no alert of its own
@@ -113,10 +113,10 @@ def test_a_late_off_topic_capture_leaves_the_empty_one_after_it_as_it_is(tmp_pat
     base, empty, parked = cap(0, textgen.html(BASE)), cap(2, b""), cap(1, PARKED)
     with SQLiteStore(tmp_path / "s.db") as store:
         w = Watcher(Engine(EngineConfig()), store)
-        w.handle(base)
-        first = w.handle(empty)
+        w.score(base)
+        first = w.score(empty)
         assert first.verdict.status == "empty"
-        late = w.handle(parked)
+        late = w.score(parked)
         assert late.verdict.status == "off-topic"
         assert late.corrections == ()  # an empty capture keeps its own status, whatever came before it
         stored = store.get_verdict(first.verdict.verdict_id)

@@ -176,3 +176,18 @@ def test_writing_to_a_device_or_pipe_writes_into_it(tmp_path: Path) -> None:
     assert stat.S_ISFIFO(fifo.stat().st_mode) and got == [b""]
     write_results([], os.devnull, "json", Config())
     assert stat.S_ISCHR(Path(os.devnull).stat().st_mode)
+
+
+def test_every_list_of_change_classes_is_the_one_list() -> None:
+    """ChangeClass is written out once (watcher.model); the lists that order or group it (the review
+    queue, metrics series, seed reports, output columns) name exactly its classes."""
+    from watcher.metrics import VERDICT_PAIRS
+    from watcher.model import CHANGE_CLASSES
+    from watcher.output.common import CHANGE_CLASSES as COLUMNS
+    from watcher.seeds.report import NOT_CHANGE, NOT_OBSERVED
+    from watcher.store.labels import SEVERITY
+
+    assert COLUMNS == CHANGE_CLASSES
+    assert sorted(SEVERITY) == sorted(CHANGE_CLASSES)
+    assert {c for _, c in VERDICT_PAIRS} == set(CHANGE_CLASSES)
+    assert set(CHANGE_CLASSES) >= NOT_CHANGE | NOT_OBSERVED

@@ -98,7 +98,7 @@ def test_pin_in_a_store_the_stream_writes(tmp_path: Path) -> None:
     watcher = Watcher(Engine(cfg.engine), store)
     pages = [page_html(1), page_html(1, variant=1), page_html(0, off_topic=True), page_html(1, variant=2)]
     for month, body in enumerate(pages, 1):
-        watcher.handle(Capture(url=URL, timestamp=datetime(2024, month, 1, tzinfo=UTC), content=body,
+        watcher.score(Capture(url=URL, timestamp=datetime(2024, month, 1, tzinfo=UTC), content=body,
                                content_type="text/html"))
     try:
         review = review_data(store)
@@ -113,7 +113,7 @@ def test_pin_in_a_store_the_stream_writes(tmp_path: Path) -> None:
             assert v is not None and v.baseline_time == datetime(2024, 2, 1, tzinfo=UTC)  # against the pin
         assert store.get_state(history).pinned is not None
         assert review.pins() == {history: "20240201000000"}
-        nxt = watcher.handle(Capture(url=URL, timestamp=datetime(2024, 5, 1, tzinfo=UTC), content=page_html(1),
+        nxt = watcher.score(Capture(url=URL, timestamp=datetime(2024, 5, 1, tzinfo=UTC), content=page_html(1),
                                      content_type="text/html")).verdict
         assert nxt.baseline_time == datetime(2024, 2, 1, tzinfo=UTC)  # the stream goes on from the pin
     finally:

@@ -32,7 +32,7 @@ def test_compare_scan_and_stream_agree_on_a_pair(tmp_path: Path) -> None:
     cmp = compare_files(str(tmp_path / "a.html"), str(tmp_path / "b.html"), EngineConfig(), url=URL)
     batch = Engine(EngineConfig()).scan_history("h", [cap(0, a), cap(1, b)]).verdicts[1]
     with SQLiteStore(tmp_path / "s.db") as store:
-        stream = [Watcher(Engine(EngineConfig()), store).process(c) for c in (cap(0, a), cap(1, b))][1]
+        stream = [Watcher(Engine(EngineConfig()), store).score(c).verdict for c in (cap(0, a), cap(1, b))][1]
     assert cmp["change"] == batch.change == stream.change == "drifted"
     assert cmp["measures"]["cosine"]["score"] == batch.measures["cosine"].score == stream.measures["cosine"].score
     assert cmp["measures"]["containment"]["score"] == batch.measures["containment"].score
@@ -44,7 +44,7 @@ def _judged_between_baselines(caps: list[Capture], db: Path, want: str, why: str
     in its reason, alike in batch and in the stream over the real SQLite store, and the baseline stays."""
     batch = Engine(EngineConfig()).scan_history("h", caps).verdicts
     with SQLiteStore(db) as store:
-        stream = [Watcher(Engine(EngineConfig()), store).process(c) for c in caps]
+        stream = [Watcher(Engine(EngineConfig()), store).score(c).verdict for c in caps]
     assert [(v.status, v.reason) for v in stream] == [(v.status, v.reason) for v in batch]
     assert batch[1].status == want and why in batch[1].reason, (caps[1].url, caps[1].status, batch[1].reason)
     assert batch[2].change == "unchanged"  # the baseline stays
@@ -160,7 +160,7 @@ def test_a_replay_that_has_no_capture_is_no_content_not_a_page(tmp_path: Path) -
         caps = [cap(0, notice), cap(1, page), cap(2, notice), cap(3, page)]
         r = Engine(EngineConfig()).scan_history("h", caps)
         with SQLiteStore(tmp_path / f"s{i}.db") as store:  # the stream over the real store says the same
-            stream = [Watcher(Engine(EngineConfig()), store).process(c) for c in caps]
+            stream = [Watcher(Engine(EngineConfig()), store).score(c).verdict for c in caps]
         assert [(v.status, v.reason) for v in stream] == [(v.status, v.reason) for v in r.verdicts]
         statuses = [v.status for v in r.verdicts]
         assert statuses == ["empty", "on-topic", "empty", "on-topic"], [v.reason for v in r.verdicts]
@@ -224,7 +224,7 @@ def test_stream_in_any_order_ends_where_batch_ends(seed: int, tmp_path: Path) ->
         newest = {}
         corrected = 0
         for c in order:
-            out = w.handle(dataclasses.replace(c, history="k"))
+            out = w.score(dataclasses.replace(c, history="k"))
             newest[out.verdict.verdict_id] = out.verdict
             for v in out.corrections:
                 corrected += 1
@@ -243,9 +243,9 @@ def test_a_late_capture_is_never_scored_against_a_later_baseline(tmp_path: Path)
     page, other = textgen.html(BASE), textgen.html(textgen.document(["space", "cooking"], 200, 3), "Rocket shop")
     with SQLiteStore(tmp_path / "s.db") as store:
         w = Watcher(Engine(EngineConfig()), store)
-        later = w.handle(cap(5, other))
+        later = w.score(cap(5, other))
         assert later.verdict.change == "baseline"
-        early = w.handle(cap(1, page))  # captured before the baseline, arrives after it
+        early = w.score(cap(1, page))  # captured before the baseline, arrives after it
         assert early.verdict.change == "baseline" and early.verdict.baseline_time == T0 + timedelta(days=30)
         assert [(v.verdict_id, v.status, v.version) for v in early.corrections] == \
                [(later.verdict.verdict_id, "off-topic", 2)]
@@ -265,7 +265,7 @@ def test_pinned_baseline_in_the_stream_as_in_batch(tmp_path: Path) -> None:
         w = Watcher(Engine(cfg), store)
         got = {}
         for c_ in (caps[0], caps[2], caps[1]):  # the pinned capture arrives last
-            out = w.handle(dataclasses.replace(c_, history="k"))
+            out = w.score(dataclasses.replace(c_, history="k"))
             got[out.verdict.verdict_id] = out.verdict
             got.update({v.verdict_id: v for v in out.corrections})
     assert [(got[v.verdict_id].change, got[v.verdict_id].baseline_time) for v in batch] == \
@@ -280,7 +280,7 @@ def test_same_payload_again_is_scored_alike_in_batch_and_stream(tmp_path: Path) 
     batch = Engine(EngineConfig()).scan_history("k", caps).verdicts
     with SQLiteStore(tmp_path / "s.db") as store:
         w = Watcher(Engine(EngineConfig()), store)
-        stream = [w.process(dataclasses.replace(c, history="k")) for c in caps]
+        stream = [w.score(dataclasses.replace(c, history="k")).verdict for c in caps]
     assert [(v.status, v.change) for v in batch] == [(v.status, v.change) for v in stream]
     assert batch[3].status == "off-topic" and batch[2].change == "unchanged"
     assert payload_digest(a) == batch[2].digest
@@ -307,7 +307,7 @@ def test_a_capture_scored_without_fetch_is_rescored_from_its_whole_fingerprint(t
         w = Watcher(Engine(EngineConfig()), store)
         got = {}
         for c in (caps[1], dataclasses.replace(caps[2], content=None, digest=payload_digest(b)), caps[0]):
-            out = w.handle(dataclasses.replace(c, history="k"))
+            out = w.score(dataclasses.replace(c, history="k"))
             got[out.verdict.verdict_id] = out.verdict
             got.update({v.verdict_id: v for v in out.corrections})
     for v in batch:
@@ -322,9 +322,9 @@ def test_captures_scored_before_any_baseline_are_rescored_when_an_earlier_one_ar
     batch = Engine(EngineConfig()).scan_history("k", caps).verdicts
     with SQLiteStore(tmp_path / "s.db") as store:
         w = Watcher(Engine(EngineConfig()), store)
-        first = w.handle(dataclasses.replace(caps[1], history="k"))
+        first = w.score(dataclasses.replace(caps[1], history="k"))
         assert first.verdict.change == "empty"
-        late = w.handle(dataclasses.replace(caps[0], history="k"))
+        late = w.score(dataclasses.replace(caps[0], history="k"))
     assert [(v.status, v.change) for v in late.corrections] == [(batch[1].status, batch[1].change)]
     assert batch[1].status == "off-topic"
 

@@ -76,24 +76,18 @@ class _BuggyWatcher:
     def __init__(self, inner: Any) -> None:
         self.inner = inner
 
-    def history_key(self, url: str) -> str:
-        return str(self.inner.history_key(url))
-
-    def begin(self, url: str, history: str | None = None, digest: str | None = None) -> Any:
-        return self.inner.begin(url, history, digest)
-
-    def process(self, capture: Any) -> Any:
-        return self.handle(capture).verdict
+    def job(self, url: str, timestamp: Any, **how: Any) -> Any:
+        return self.inner.job(url, timestamp, **how)
 
     @property
     def store(self) -> Any:
         return self.inner.store
 
-    def handle(self, capture: Any, profile: str | None = None, alert_on: frozenset[str] = frozenset(),
-               fingerprint: Any = None, *, begun: Any = None) -> Any:
+    def score(self, capture: Any, job: Any = None, *, alert_on: frozenset[str] = frozenset(),
+              fingerprint: Any = None) -> Any:
         if "bug" in capture.url:
             raise ZeroDivisionError("injected bug")
-        return self.inner.handle(capture, profile, alert_on, fingerprint, begun=begun)
+        return self.inner.score(capture, job, alert_on=alert_on, fingerprint=fingerprint)
 
 
 async def test_internal_error_is_dead_lettered_and_the_partition_goes_on(

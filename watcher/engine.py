@@ -25,6 +25,8 @@ from . import measures as ms
 from . import profiles, step
 from .config import DEFAULT_VOTING, EngineConfig
 from .fingerprint import fingerprint
+from .job import Job, repeated, same_reference
+from .job import seed_url as job_seed
 from .model import Behaviour, Capture, Fingerprint, HistoryResult, MeasureResult, Verdict, utc
 from .profiles.base import Case, Profile
 from .profiles.seeds import Seed, as_seed
@@ -121,6 +123,16 @@ class Engine:
         prof = self.profile(profile)
         return step.score_next(self, history, state, cap, fp, as_seed(seed_url or cap.url), prof)
 
+    def job(self, history: str, cap: Capture, state: HistoryState, profile: Profile | str | None = None) -> Job:
+        """``cap``'s :class:`~watcher.job.Job` in a fold that holds the history's ``state`` itself (batch,
+        ``compare``): made by the rules the stream's :meth:`watcher.watch.Watcher.job` uses."""
+        seed = Seed.of(job_seed(history, cap.url, cap.seed, self.config.canonical))
+        return Job(history, seed, self.profile(profile), state, same_reference(state, cap.effective_digest))
+
+    def score(self, job: Job, cap: Capture, fp: Fingerprint) -> tuple[Verdict, HistoryState]:
+        """:meth:`score_next` for ``cap`` (fingerprint ``fp``) with what its ``job`` resolved."""
+        return step.score_next(self, job.history, job.state, cap, fp, job.seed, job.profile)
+
     # -- a whole history ----------------------------------------------------
     def scan_history(self, history: str, captures: Iterable[Capture], profile: Profile | str | None = None
                      ) -> HistoryResult:
@@ -129,27 +141,26 @@ class Engine:
         caps = sorted(captures, key=lambda c: utc(c.timestamp))
         by_digest: dict[str, Fingerprint] = {}
         state = HistoryState()
-        seed_url = caps[0].url if caps else history
-        seed, prof = Seed.of(seed_url), self.profile(profile)
+        prof = self.profile(profile)
         verdicts: list[Verdict] = []
         for c in caps:
             dig = c.effective_digest
-            if dig and c.content is None and dig in by_digest:
-                fp = by_digest[dig]  # a revisit without payload: the payload it repeats
-                if c.status is not None and fp.http_status != c.status:
-                    fp = _with_status(fp, c.status)
-            else:
-                fp = self.fingerprint(c, prof, seed)
+            job = self.job(history, c, state, prof)
+            fp = repeated(job, c.status)  # the reference's payload again: its fingerprint, no parse
+            if fp is None and dig and c.content is None and dig in by_digest:
+                # a revisit without payload: the payload it repeats (the stream reads it from the archive)
+                fp = _with_status(by_digest[dig], c.status)
+            elif fp is None:
+                fp = self.fingerprint(c, prof, job.seed)
                 if dig and not fp.is_empty:
                     by_digest.setdefault(dig, fp)
-            v, state = self.score_next(history, state, c, fp, seed, prof)
+            v, state = self.score(job, c, fp)
             verdicts.append(v)
-        return summarise(history, seed_url, verdicts)
+        return summarise(history, caps[0].url if caps else history, verdicts)
 
 
-def _with_status(fp: Fingerprint, status: int) -> Fingerprint:
-
-    return dataclasses.replace(fp, http_status=status)
+def _with_status(fp: Fingerprint, status: int | None) -> Fingerprint:
+    return fp if status is None or fp.http_status == status else dataclasses.replace(fp, http_status=status)
 
 
 def summarise(history: str, url: str, verdicts: Sequence[Verdict]) -> HistoryResult:

@@ -519,11 +519,11 @@ def test_a_store_of_whole_page_deep_baselines_is_re_taken_once(tmp_path: Path) -
     b = _site_page(textgen.document(["music", "garden"], 120, 9), lists)
     with SQLiteStore(tmp_path / "s.db") as store:
         before = Watcher(Engine(EngineConfig(extract={"main_content": False})), store)
-        assert before.process(cap(0, a, url=DEEP)).change == "baseline"
+        assert before.score(cap(0, a, url=DEEP)).verdict.change == "baseline"
         now = Watcher(Engine(EngineConfig()), store)
-        retaken = now.process(cap(1, a, url=DEEP))
+        retaken = now.score(cap(1, a, url=DEEP)).verdict
         assert retaken.change == "baseline" and "now read as main content" in retaken.reason
-        assert now.process(cap(2, b, url=DEEP)).status == "off-topic"
+        assert now.score(cap(2, b, url=DEEP)).verdict.status == "off-topic"
 
 
 def test_under_a_kept_name_new_topic_words_are_the_news_not_another_page(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from urllib.parse import quote, urlsplit
 from ..canonical import url_key
 from ..config import Config
 from ..errors import AcquireError
-from ..events.model import CaptureEvent, normalise_digest
+from ..events.model import CaptureEvent
 from ..model import Capture, payload_digest
 from .archived import ArchiveResolver, ChainResolver, ReplayResolver, WarcFileResolver, WarcIndexCache
 from .http import FetchResult, HttpFetcher
@@ -44,17 +44,6 @@ log = logging.getLogger(__name__)
 FetchCallback = Callable[[str, float], None]
 FETCH_SOURCES = ("warc", "warc_http", "replay", "live", "render")
 _OK_ARCHIVE_STATUSES = range(200, 400)
-
-
-def needs_content(event: CaptureEvent, baseline_digest: str | None) -> bool:
-    """False when the event's payload digest equals the baseline's: nothing to fetch.
-
-    An identical payload digest means an identical payload, hence no drift;
-    fetching and parsing it again would only cost time.
-    """
-    if event.digest is None or baseline_digest is None:
-        return True
-    return event.digest != normalise_digest(baseline_digest)
 
 
 class Acquirer:
@@ -96,9 +85,6 @@ class Acquirer:
     async def close(self) -> None:
         await self.live_fetcher.close()
         await self.archive_fetcher.close()
-
-    def needs_content(self, event: CaptureEvent, baseline_digest: str | None) -> bool:
-        return needs_content(event, baseline_digest)
 
     def _timed(self, source: str, started: float) -> None:
         if self.on_fetch is not None:

@@ -25,7 +25,6 @@ from ..config import Config
 from ..engine import Engine
 from ..errors import DriftlineError
 from ..model import Capture, Verdict, ts14
-from ..profiles.seeds import Seed
 from ..step import same_verdict
 from ..store.base import BaselineStore
 from ..store.labels import SQLReview
@@ -99,13 +98,10 @@ def _pin_in_stream(store: BaselineStore, review: SQLReview, verdict_id: str, cfg
     watcher = Watcher(Engine(pinned_config(cfg, pins).engine), store, old.profile)
     cap = Capture(url=old.url, timestamp=old.capture_time, uri_m=old.uri_m, digest=old.digest,
                   status=fp.http_status, seed=old.seed, job=old.job, label=old.label, history=history)
-    seed, prof = Seed.of(watcher._seed_url(history, cap)), watcher.engine.profile(old.profile)
-    state = store.get_state(history)
-    prior = watcher._state_at(state, store.recent_verdicts(history, 1_000_000), old.capture_time, prof, seed)
-    pinned, after = watcher.engine.score_next(history, prior, cap, fp, seed, prof)
-    if pinned.change != "baseline" or after.pinned is None:
+    again = watcher.rescore(cap, fp)
+    pinned, corrections, final = again.verdict, again.corrections, again.state
+    if pinned.change != "baseline" or again.after.pinned is None:
         raise DriftlineError(f"this capture cannot be a baseline: {pinned.reason}", reason="review_pin")
-    corrections, final, _ = watcher._rescore_after(history, cap, pinned, after, seed, prof)
     out = [dataclasses.replace(pinned, version=old.version + 1)] if not same_verdict(pinned, old) else []
     out += list(corrections)
     if out:
