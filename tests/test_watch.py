@@ -9,6 +9,7 @@ from tests.fixtures import textgen
 from watcher.canonical import url_key
 from watcher.config import BaselineConfig, EngineConfig, StoreConfig
 from watcher.engine import Engine
+from watcher.errors import ExtractError
 from watcher.model import Capture, Verdict, payload_digest
 from watcher.store import open_store
 from watcher.watch import Outcome, Watcher
@@ -115,3 +116,24 @@ def test_a_redelivered_capture_is_found_before_anything_is_read(tmp_path: Path) 
     assert job.done == first and not job.needs_payload and job.state.baseline is None
     again = w.score(cap(0, None, digest=payload_digest(BASE)), job)
     assert again.verdict == first and not again.stored_now
+
+
+def test_an_unreadable_capture_leaves_the_state_alone_in_batch_and_stream(tmp_path: Path) -> None:
+    """The one difference between batch and stream, by design (watcher.job.readable): a capture that
+    cannot be read is an ``error`` row in a scan and a dead letter (ExtractError) in the stream; in both
+    the state is untouched, so the captures after it get the same verdicts."""
+    broken = Capture(url="https://www.river-rights.org/", timestamp=T0 + timedelta(days=1),
+                     content=b"%PDF-1.4\n1 0 obj <</Length 99>> stream\nbroken", content_type="application/pdf")
+    caps = [cap(0, BASE), broken, cap(2, BASE.replace(b"river", b"stream")), cap(3, SUSPENDED)]
+    batch = Engine(EngineConfig()).scan_history(url_key("http://river-rights.org"), caps).verdicts
+    assert batch[1].status == "error"
+    w = watcher(tmp_path)
+    streamed: list[Verdict | None] = []
+    for c in caps:
+        try:
+            streamed.append(w.score(c).verdict)
+        except ExtractError:
+            streamed.append(None)
+    assert streamed[1] is None
+    assert [(v.verdict_id, v.change, v.reason) for v in streamed if v is not None] == \
+        [(v.verdict_id, v.change, v.reason) for i, v in enumerate(batch) if i != 1]
