@@ -28,7 +28,6 @@ import asyncio
 import contextlib
 import logging
 import signal
-import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
@@ -41,6 +40,7 @@ from watcher.events import check_formats
 from watcher.kafkasec import kafka_security_options
 from watcher.metrics import Metrics, MetricsServer
 from watcher.model import Verdict
+from watcher.ports import port_free
 from watcher.store import BaselineStore, open_store
 from watcher.store.labels import SQLReview, owed_versions
 
@@ -63,17 +63,6 @@ def all_topics(cfg: Config) -> list[str]:
     if k.rekey:
         topics.append(k.keyed_topic)
     return sorted(set(topics))
-
-
-def _port_free(host: str, port: int) -> bool:
-    """Nothing listens on ``host:port`` (a port in TIME_WAIT counts as free, as for the broker itself)."""
-    with socket.socket() as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind((host, port))
-        except OSError:
-            return False
-    return True
 
 
 async def _tcp_open(bootstrap: str, timeout_s: float) -> bool:
@@ -164,7 +153,7 @@ class ConsumerApp:
             if cfg.metrics.enabled:
                 await self._start_metrics()
             if k.bootstrap_servers is None:
-                if not _port_free("127.0.0.1", k.embedded_port):
+                if not port_free("127.0.0.1", k.embedded_port, reuse=True):
                     raise ConfigError(f"cannot start the embedded broker on 127.0.0.1:{k.embedded_port} (port in use): "
                                       f"choose another with kafka.embedded_port in the config file or "
                                       f"DRIFTLINE__KAFKA__EMBEDDED_PORT, or set kafka.bootstrap_servers",

@@ -1,11 +1,12 @@
 """The ``driftline`` command: each subcommand wires its options to one call.
 
-    driftline scan INPUT... [-o FILE] [--format json|csv|jsonl|summary] [--allow-missing]
-                                      exit 3 when an input or capture could not be read
-    driftline eval LABELS.tsv RESULT.json | driftline eval GOLD_DIR [--folds K [--seed S] [--json]]
-    driftline compare A B [--json]
-    driftline run [--once]            the streaming watcher (Kafka)
-    driftline demo [--once]           a sample crawl through the embedded broker
+Batch: ``scan`` (WARC/ARC, CDX(J), TimeMaps, gold directories; exit 3 when an input or capture
+could not be read), ``eval`` (against labels, ``--folds`` for grouped cross-validation), ``tune``,
+``compare`` (two pages, every measure).  Stream: ``run`` (the Kafka watcher, or ``--crawl-log``
+without a broker), ``feed`` (archives or crawl.log files as events), ``tail`` (what driftline
+publishes), ``demo``.  Guidance and review: ``seeds``, ``guide``, ``review``, ``labels``.  The DOI
+monitor: ``doi``.  ``driftline COMMAND --help`` gives each one's options (docs/reference/cli.md is
+generated from them).
 """
 
 from __future__ import annotations

@@ -32,7 +32,6 @@ from .profiles.base import Case, Profile
 from .profiles.seeds import Seed, as_seed
 from .profiles.shared import judge
 from .state import HistoryState
-from .step import unfit_reason
 from .verdict import Decision, extraction_failed, score_measures
 
 log = logging.getLogger(__name__)
@@ -41,11 +40,6 @@ log = logging.getLogger(__name__)
 def has_content(fp: Fingerprint) -> bool:
     """Content that can be compared: bytes that were read and extracted."""
     return not fp.is_empty and fp.kind != "binary" and not extraction_failed(fp)
-
-
-def is_valid_baseline(fp: Fingerprint) -> bool:
-    """A capture fit to be a baseline (see :func:`watcher.step.unfit_reason`)."""
-    return unfit_reason(fp, "first") is None
 
 
 def behaviour_of(statuses: Sequence[str]) -> Behaviour:

@@ -119,10 +119,8 @@ class ScholarlyRecord:
     doi: str | None = None
     date: str | None = None
     container: str = ""
-    pdf_url: str | None = None
     sources: tuple[str, ...] = ()
     schema_types: tuple[str, ...] = ()
-    main_words: int = 0
     main_digest: str = ""
     main_sample: tuple[int, ...] = ()
     paragraphs: tuple[tuple[int, ...], ...] = ()

@@ -13,9 +13,12 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
-def port_free(host: str, port: int) -> bool:
-    """Whether ``port`` on ``host`` can be bound now."""
+def port_free(host: str, port: int, *, reuse: bool = False) -> bool:
+    """Whether ``port`` on ``host`` can be bound now (``reuse``: a port in TIME_WAIT counts as free, as
+    it does for a server that sets SO_REUSEADDR, the embedded broker's way)."""
     with socket.socket() as s:
+        if reuse:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
         except OSError:

@@ -131,8 +131,6 @@ class Recommendation:
 
 
 RecommendationAction = Literal["stop-seed", "deprioritise-seed", "recrawl-interval"]
-# A guidance recommendation is a Recommendation whose action is one of these.
-GUIDANCE_ACTIONS: tuple[RecommendationAction, ...] = ("deprioritise-seed", "recrawl-interval")
 GuidanceRecommendation = Recommendation
 
 
