@@ -65,7 +65,7 @@ def all_topics(cfg: Config) -> list[str]:
     return sorted(set(topics))
 
 
-async def _tcp_open(bootstrap: str, timeout_s: float) -> bool:
+async def tcp_open(bootstrap: str, timeout_s: float) -> bool:
     """Whether any bootstrap address accepts a TCP connection.
 
     Asked before a Kafka client is made: aiokafka logs an ERROR line for
@@ -117,7 +117,7 @@ class ConsumerApp:
         self.store: BaselineStore | None = None
         self.acquirer: Acquirer | None = None
         self.renderer: RenderPool | None = None
-        self._executor: ThreadPoolExecutor | None = None
+        self.executor: ThreadPoolExecutor | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._ready_cache: tuple[float, bool] = (0.0, False)
 
@@ -137,7 +137,7 @@ class ConsumerApp:
     async def _wait_for_broker(self) -> None:
         """Return once the broker answers; until then retry with capped exponential backoff, one log line a try."""
         delay, attempt, cap = 0.5, 1, self.cfg.kafka.connect_retry_max_s
-        while not (await _tcp_open(self.bootstrap_servers, min(5.0, cap))
+        while not (await tcp_open(self.bootstrap_servers, min(5.0, cap))
                    and await broker_reachable(self.bootstrap_servers, timeout_s=min(5.0, cap))):
             log.warning("Kafka at %s does not answer (attempt %d); retrying in %.1f s (not ready meanwhile)",
                         self.bootstrap_servers, attempt, delay)
@@ -163,7 +163,7 @@ class ConsumerApp:
             await self._wait_for_broker()
             if k.create_topics:
                 await ensure_topics(self.bootstrap_servers, all_topics(cfg), k.partitions, security=self.kafka_security)
-            self._executor = ThreadPoolExecutor(max_workers=max(1, k.score_threads), thread_name_prefix="driftline")
+            self.executor = ThreadPoolExecutor(max_workers=max(1, k.score_threads), thread_name_prefix="driftline")
             await self._build_pipeline()
             assert self.scoring is not None and self.publisher is not None
             if k.rekey:
@@ -192,7 +192,7 @@ class ConsumerApp:
         self.store = await asyncio.to_thread(open_store, cfg.store)
         self.publisher = Publisher(cfg.kafka, self.bootstrap_servers)
         await self.publisher.start()
-        pipeline = scoring_pipeline(cfg, self.store, self.publisher, self.metrics, self._executor)
+        pipeline = scoring_pipeline(cfg, self.store, self.publisher, self.metrics, self.executor)
         self.scoring, self.acquirer, self.renderer = pipeline.scorer, pipeline.acquirer, pipeline.renderer
 
     async def stop(self) -> None:

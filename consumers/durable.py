@@ -185,7 +185,7 @@ class CrawlLogRunner:
         self.acquirer: Acquirer | None = None
         self.renderer: RenderPool | None = None
         self.metrics_server: MetricsServer | None = None
-        self._executor: ThreadPoolExecutor | None = None
+        self.executor: ThreadPoolExecutor | None = None
         self.lines = 0  # lines handled by this process (position moves included)
 
     async def start(self) -> None:
@@ -204,9 +204,9 @@ class CrawlLogRunner:
                     raise ConfigError(f"cannot serve metrics on {m.host}:{m.port} ({exc.strerror or exc}): choose "
                                       f"another port with DRIFTLINE__METRICS__PORT, or DRIFTLINE__METRICS__ENABLED="
                                       f"false", reason="metrics_port") from None
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="driftline-crawl-log")
+            self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="driftline-crawl-log")
             self.publisher = LocalPublisher(cfg, self.positions, out)
-            pipeline = scoring_pipeline(cfg, self.store, self.publisher, self.metrics, self._executor)
+            pipeline = scoring_pipeline(cfg, self.store, self.publisher, self.metrics, self.executor)
             self.scorer, self.acquirer, self.renderer = pipeline.scorer, pipeline.acquirer, pipeline.renderer
             for path in self.paths:
                 if not os.path.exists(path):

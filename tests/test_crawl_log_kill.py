@@ -75,8 +75,8 @@ def _query(cfg: Config, sql: str) -> list[Any]:
     store = open_store(cfg.store)
     try:
         assert isinstance(store, SQLStore)
-        with store._read() as c:  # the test reads the tables themselves, not what the API makes of them
-            return list(store._run(c, sql).fetchall())
+        with store.reading() as c:  # the test reads the tables themselves, not what the API makes of them
+            return list(store.run(c, sql).fetchall())
     finally:
         store.close()
 

@@ -30,7 +30,7 @@ from .subject import (
     SUBJECT_TITLE,
     TEXT_REPLACED,
     TEXT_REPLACED_COSINE,
-    _is_root,
+    is_root,
     page_subject,
     title_subject,
 )
@@ -121,7 +121,7 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
             how = (f"cosine {fmt_below(cos, SUBJECT_COSINE)}" if cos < SUBJECT_COSINE else
                    f"containment {fmt_below(cont or 0.0, DRIFT_CONTAINMENT)}")
             if named_by == "address":
-                home = "the site's home page, " if _is_root(cur.address) else ""
+                home = "the site's home page, " if is_root(cur.address) else ""
                 reasons.append(f"page replaced: the page declares another address ({home}{cur.address}; the "
                                f"baseline {base.address}), the titles name no subject ({how})")
             else:

@@ -51,7 +51,7 @@ def as_seed(seed: Seed | str) -> Seed:
     return seed if isinstance(seed, Seed) else Seed.of(seed)
 
 
-_INDEX_PAGE = re.compile(r"^(index|default|home|main|start|portal|welcome)(\.[a-z0-9]{2,5})?$", re.I)
+INDEX_PAGE = re.compile(r"^(index|default|home|main|start|portal|welcome)(\.[a-z0-9]{2,5})?$", re.I)
 _LANG_SEGMENT = re.compile(r"^[a-z]{2}(?:[-_][a-z]{2,4})?$", re.I)
 # A root segment that names an article, not a section: three or more words
 # joined by hyphens or underscores, or a number of four digits or more.
@@ -106,9 +106,9 @@ def seed_kind(url: str) -> SeedKind:
         return "site"
     if len(parts) == 1 and _ARTICLE_SLUG.search(parts[0]):
         return "page"  # /live-blog-egypt-protests, /12345: an article's slug or number at the root
-    if len(parts) == 1 and (_INDEX_PAGE.match(parts[0]) or _LANG_SEGMENT.match(parts[0]) or "." not in parts[0]):
+    if len(parts) == 1 and (INDEX_PAGE.match(parts[0]) or _LANG_SEGMENT.match(parts[0]) or "." not in parts[0]):
         return "site"
-    if len(parts) == 2 and _LANG_SEGMENT.match(parts[0]) and _INDEX_PAGE.match(parts[1]):
+    if len(parts) == 2 and _LANG_SEGMENT.match(parts[0]) and INDEX_PAGE.match(parts[1]):
         return "site"
     if not query and _is_section(parts):
         return "site"  # a section ("/world/egypt"): it lists the site's stories on a subject, as a home page does
@@ -119,7 +119,7 @@ def _is_section(parts: list[str]) -> bool:
     """A path (its segments) of plain words, up to :data:`SECTION_MAX_DEPTH` deep beside a language
     root and an index file: a section's address."""
     segs = parts[1:] if parts and _LANG_SEGMENT.match(parts[0]) else parts
-    if len(segs) > 1 and _INDEX_PAGE.match(segs[-1]):
+    if len(segs) > 1 and INDEX_PAGE.match(segs[-1]):
         segs = segs[:-1]
     return 0 < len(segs) <= SECTION_MAX_DEPTH and bool(_SECTION_SEGMENT.match(unquote(segs[-1]))) \
         and all(_SECTION_PARENT.match(unquote(s)) for s in segs[:-1])

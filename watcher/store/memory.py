@@ -170,6 +170,19 @@ class MemoryStore(MemoryPositions):
             rows = self._by_history.get(history, [])
             return [v for _, v in reversed(rows[-limit:])] if limit > 0 else []
 
+    def replace_verdicts(self, verdicts: Sequence[Verdict]) -> None:
+        """Store new versions of verdicts it holds (review's re-scoring), in place; others are ignored."""
+        with self._lock:
+            self._check_open()
+            for v in verdicts:
+                if v.verdict_id not in self._verdicts:
+                    continue
+                self._verdicts[v.verdict_id] = v
+                rows = self._by_history.get(v.history, [])
+                for i, (k, old) in enumerate(rows):
+                    if old.verdict_id == v.verdict_id:
+                        rows[i] = (k, v)
+
     def all_verdicts(self) -> Iterator[Verdict]:
         """Every stored verdict, history by history in capture order (as the SQL stores)."""
         with self._lock:

@@ -136,7 +136,7 @@ class SQLiteStore(SQLStore):
     def _connection(self) -> sqlite3.Connection:
         return self._conn
 
-    def _run(self, c: Any, sql: str, params: Sequence[Any] = ()) -> Rows:
+    def run(self, c: Any, sql: str, params: Sequence[Any] = ()) -> Rows:
         cur: sqlite3.Cursor = c.execute(sql, params)
         return cur
 
