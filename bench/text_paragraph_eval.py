@@ -2,7 +2,7 @@
 """The text profile on real pages: a replaced paragraph against a real re-download.
 
 Why: the text profile promises that a replaced paragraph drifts and that a
-re-download with small changes does not.  Made documents (tests/test_step.py)
+re-download with small changes does not.  Made documents (tests/engine/test_step.py)
 keep that promise; this measures it on the newspaper pages
 (``shared/data/pages/newspaper-pages.tar.gz``), where the page around the
 article (menus, "most popular" lists, related links) changes between

@@ -133,11 +133,11 @@ def cmd_scan(args: argparse.Namespace, cfg: Config) -> int:
 
 def _eval_report(args: argparse.Namespace, cfg: Config, result: str) -> str:
     if not getattr(args, "folds", None):
-        from .evaluate import evaluate, format_report
+        from .evaluation.evaluate import evaluate, format_report
 
         return format_report(evaluate(args.labels, result, cfg.engine.canonical))
-    from .crossval import cross_validate, format_cv
-    from .evaluate import match_results
+    from .evaluation.crossval import cross_validate, format_cv
+    from .evaluation.evaluate import match_results
 
     rep = cross_validate(match_results(args.labels, result, cfg.engine.canonical), args.folds, args.seed,
                          voting=list(cfg.engine.measures), policy=cfg.engine.policy,
@@ -315,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--json", action="store_true", help="the cross-validation report as JSON")
     engine_opts(e)
     e.set_defaults(func=cmd_eval)
-    from .evalcli import extend_eval  # evaluation as code, curator labels (watcher/evalcli.py)
+    from .evaluation.cli import extend_eval  # evaluation as code, curator labels (watcher/evaluation/cli.py)
 
     extend_eval(e, cmd_eval)
 
@@ -355,7 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .review.cli import register as register_review
 
     register_review(sub)
-    from .tune import add_parser as add_tune  # calibrating on labels (watcher/tune.py)
+    from .evaluation.tune import add_parser as add_tune  # calibrating on labels (watcher/evaluation/tune.py)
 
     add_tune(sub)
     return p

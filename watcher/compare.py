@@ -19,7 +19,7 @@ from .errors import InputError
 from .job import repeated
 from .model import Capture
 from .state import HistoryState
-from .verdict import fmt
+from .wording import fmt
 
 # Inputs that are not one page: scoring their bytes as text would give a verdict on nonsense.
 _NOT_A_PAGE: tuple[tuple[bytes, str], ...] = (

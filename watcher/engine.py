@@ -29,7 +29,7 @@ from .job import Job, repeated, same_reference
 from .job import seed_url as job_seed
 from .model import Behaviour, Capture, Fingerprint, HistoryResult, MeasureResult, Verdict, utc
 from .profiles.base import Case, Profile
-from .profiles.seeds import Seed, as_seed
+from .profiles.seedkind import Seed, as_seed
 from .profiles.shared import judge
 from .state import HistoryState
 from .verdict import Decision, extraction_failed, score_measures

@@ -29,7 +29,7 @@ from .errors import ExtractError
 from .fingerprint import failure_reason
 from .model import Fingerprint, Verdict, verdict_id
 from .profiles.base import Profile
-from .profiles.seeds import Seed
+from .profiles.seedkind import Seed
 from .state import HistoryState, Reference
 from .verdict import extraction_failed
 

@@ -28,7 +28,7 @@ TopicStatus = Literal["on-topic", "off-topic", "empty", "error", "baseline", "n/
 # ``doi`` profile's (a redesign that kept the record, a different work, a dead
 # or lost endpoint, a bot wall, the record on a new domain).
 # The one list of change classes: every other list (output columns, metrics series, review queue
-# order, seed reports) derives from it or is checked against it (tests/test_output.py).
+# order, seed reports) derives from it or is checked against it (tests/output/test_output.py).
 ChangeClass = Literal["baseline", "unchanged", "minor", "drifted", "off-topic", "empty", "error",
                       "layout", "replaced", "gone", "blocked", "moved"]
 CHANGE_CLASSES: tuple[ChangeClass, ...] = get_args(ChangeClass)

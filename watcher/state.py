@@ -22,7 +22,7 @@ from .compact import reduce_fingerprint
 from .model import Fingerprint, Verdict, utc
 
 if TYPE_CHECKING:
-    from .profiles.seeds import Seed
+    from .profiles.seedkind import Seed
 
 
 @dataclass(frozen=True, slots=True)

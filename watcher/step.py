@@ -32,7 +32,7 @@ from .wording import headed
 if TYPE_CHECKING:
     from .config import EngineConfig
     from .profiles.base import Profile
-    from .profiles.seeds import Seed
+    from .profiles.seedkind import Seed
 
 log = logging.getLogger(__name__)
 

@@ -36,7 +36,7 @@ from .events.model import normalise_digest
 from .job import Job, expected_id, history_of, readable, repeated, same_reference, seed_url
 from .model import Capture, Fingerprint, Verdict, utc, verdict_id
 from .profiles.base import Profile
-from .profiles.seeds import Seed
+from .profiles.seedkind import Seed
 from .state import HistoryState, memory_of
 from .step import same_verdict
 from .store.base import BaselineStore

@@ -16,7 +16,7 @@ from tests.fixtures.streams import batch_as_stream
 from watcher.config import EngineConfig
 from watcher.engine import Engine
 from watcher.model import Verdict
-from watcher.profiles.seeds import seed_kind
+from watcher.profiles.seedkind import seed_kind
 from watcher.profiles.subject import title_subject
 from watcher.state import HistoryState
 from watcher.store import SQLiteStore

@@ -187,7 +187,7 @@ def test_a_baseline_read_another_way_is_re_taken_not_compared(tmp_path: Path) ->
 
 def test_main_content_auto_is_the_profiles_answer_for_the_seed() -> None:
     from watcher import profiles
-    from watcher.profiles.seeds import Seed
+    from watcher.profiles.seedkind import Seed
 
     auto = ExtractConfig()
     assert auto.main_content == "auto"

@@ -13,11 +13,11 @@ Public API::
 
 from __future__ import annotations
 
+from ..archive.replay import build_replay_uri, raw_replay_uri
+from ..net.http import FetchResult, HttpFetcher
+from ..net.netguard import AddressPolicy, GuardedResolver, address_category
 from .acquirer import FETCH_SOURCES, Acquirer, FetchCallback
-from .http import FetchResult, HttpFetcher
-from .netguard import AddressPolicy, GuardedResolver, address_category
 from .render import RenderPool, count_scripts, quick_word_count, rendered_capture, wants_render
-from .replay import build_replay_uri, raw_replay_uri
 
 __all__ = [
     "FETCH_SOURCES",

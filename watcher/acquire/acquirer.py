@@ -25,16 +25,16 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from ..archive.replay import WAYBACK, build_replay_uri, is_archived_response, raw_replay_uri
 from ..canonical import url_key
 from ..config import Config
 from ..errors import AcquireError
 from ..events.model import CaptureEvent
 from ..model import Capture, payload_digest
+from ..net.http import FetchResult, HttpFetcher
+from ..net.netguard import AddressPolicy
 from .archived import ArchiveResolver, ChainResolver, ReplayResolver, WarcFileResolver, WarcIndexCache
-from .http import FetchResult, HttpFetcher
-from .netguard import AddressPolicy
 from .render import RenderPool, count_scripts, quick_word_count, rendered_capture, wants_render
-from .replay import WAYBACK, build_replay_uri, is_archived_response, raw_replay_uri
 from .revisit import RevisitFinder
 from .warc import RecordExtent, WarcPayload, find_warc, parse_record, read_record_bytes, safe_warc_name
 

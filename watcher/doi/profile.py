@@ -53,9 +53,9 @@ from ..extract.scholarly import box_change
 from ..fingerprint import site_of
 from ..model import Capture, ChangeClass, Fingerprint, ScholarlyRecord
 from ..profiles.base import BaseProfile, Case
-from ..profiles.seeds import Seed
-from ..verdict import Decision, fmt
-from ..wording import headed
+from ..profiles.seedkind import Seed
+from ..verdict import Decision
+from ..wording import fmt, headed
 
 GONE_KINDS = frozenset({"soft-404", "parked", "suspended", "defaced", "under-construction"})
 ERROR_KINDS = frozenset({"database-error"})

@@ -26,7 +26,7 @@ from ..config import Config
 from ..measures import REGISTRY
 from ..model import CHANGE_CLASSES as ONE_LIST
 from ..model import HistoryResult, MeasureResult, Verdict, ts14, utc
-from ..profiles.seeds import Seed
+from ..profiles.seedkind import Seed
 
 SUMMARY_KEY = "__driftline__"
 DRIFTLINE_KEY = "driftline"

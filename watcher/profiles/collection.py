@@ -3,7 +3,7 @@
 The default, for curators.  A news site's home page that shows today's stories is on topic; a
 parked domain, an error page, a site handed to another owner, or a deep page whose article was
 replaced by another one is not.  What a seed stands for depends on what it is
-(:class:`watcher.profiles.seeds.Seed`): a home page stands for the organisation, a section for
+(:class:`watcher.profiles.seedkind.Seed`): a home page stands for the organisation, a section for
 what it lists, a deep page for its subject (:mod:`watcher.profiles.subject`).
 
 What its history remembers (:func:`remember`): the names a site was judged on topic under since
@@ -22,9 +22,10 @@ from .. import measures as ms
 from ..model import ChangeClass, Fingerprint, MeasureResult, Verdict
 from ..state import HistoryState
 from ..text import normalise
-from ..verdict import Decision, fmt, fmt_below, scored
+from ..verdict import Decision, scored
+from ..wording import fmt, fmt_below
 from .base import BaseProfile, Case
-from .seeds import Seed
+from .seedkind import Seed
 from .shared import measure_reasons, similarity
 from .subject import (
     SUBJECT_TITLE,

@@ -14,7 +14,7 @@ import re
 from ..fingerprint import address_key
 from ..model import Fingerprint
 from ..text import title_segments
-from .seeds import INDEX_PAGE
+from .seedkind import INDEX_PAGE
 
 # A deep page's subject replaced: its title's own words (the part that is not
 # the site's name) changed AND the text shares little with the baseline.

@@ -29,8 +29,8 @@ class Content:
 
 
 def _warc(locator: str, url: str, when: datetime, cfg: Config) -> Content:
-    from ..sources.index import IndexEntry
-    from ..sources.warc import RecordLoader
+    from ..archive.index import IndexEntry
+    from ..archive.warc import RecordLoader
 
     path, _, off = locator[len("warc:"):].rpartition("#")
     try:

@@ -19,10 +19,10 @@ from datetime import datetime
 from pathlib import Path
 
 from ..acquire.archived import ArchiveResolver, ReplayResolver, WarcFileResolver, WarcIndexCache
-from ..acquire.http import FetchResult
 from ..acquire.render import RenderPool
 from ..config import Config
 from ..errors import DriftlineError
+from ..net.http import FetchResult
 from .content import Content
 
 log = logging.getLogger(__name__)

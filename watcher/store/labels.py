@@ -164,7 +164,7 @@ def _ts_bound(text: str, end: bool) -> str:
 
 def item_row(v: Mapping[str, Any]) -> tuple[Any, ...]:
     """The ``review_items`` row of a verdict given as its stored JSON mapping (no full decode)."""
-    from ..store.codec import parse_iso
+    from .codec import parse_iso
 
     ts = ts14(parse_iso(str(v["capture_time"])))
     change = str(v.get("change") or "")
