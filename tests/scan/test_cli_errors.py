@@ -296,7 +296,7 @@ def test_alert_changes_must_name_known_profiles_and_change_classes() -> None:
         load_config(DEFAULT_CONFIG, environ=env)
     (line,) = err.value.problems
     assert line.startswith("DRIFTLINE__ALERTS__CHANGES__TEXT (alerts.changes.text.1)='[drifted, offtopic]': "
-                           "expected one of 'unchanged', 'minor', 'drifted', 'off-topic'")
+                           "expected one of 'baseline', 'unchanged', 'minor', 'drifted', 'off-topic'")
     cfg = load_config(DEFAULT_CONFIG, environ={"DRIFTLINE__ALERTS__CHANGES__TEXT": "[drifted]"})
     assert cfg.alerts.alerts_on("text", None) == {"drifted"}
     assert cfg.alerts.alerts_on("collection", None) == {"off-topic"}
