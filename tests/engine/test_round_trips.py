@@ -1,14 +1,14 @@
 """Store round trips and parses per scored event, through the real consumer: one pass per event.
 
-The scorer makes an event's Job once (``Watcher.job``: the verdict id checked first, then the history's
-state and the same-digest reference) and scores through it (``Watcher.score``); an alert recorded with
-its verdict is published without asking the store again.  Counted through the watcher's store (every
-call the scoring path makes) while events go through the embedded broker one at a time: a new capture costs the verdict check, the
-state read and the one transactional write; an alert adds the mark that it was sent; a history's first
-baseline also reads what it may have to re-score.  (Before this shape: 5, 6 and 7, the state read
-twice and the pending alert asked for every verdict; before the Job, a re-delivered event read the state
-and fetched its payload before its verdict was found.)  The seed report, throttled per history, is
-left out of the count.
+The scorer makes an event's Job once (``Watcher.job``: the verdict id checked first, then the
+history's state and the same-digest reference) and scores through it (``Watcher.score``); an alert
+recorded with its verdict is published without asking the store again.  Counted through the
+watcher's store (every call the scoring path makes) while events go through the embedded broker one
+at a time: a new capture costs the verdict check, the state read and the one transactional write;
+an alert adds the mark that it was sent; a history's first baseline also reads what it may have to
+re-score.  (Before this shape: 5, 6 and 7, the state read twice and the pending alert asked for
+every verdict; before the Job, a re-delivered event read the state and fetched its payload before
+its verdict was found.)  The seed report, throttled per history, is left out of the count.
 """
 
 from __future__ import annotations
