@@ -1,7 +1,7 @@
 """Bytes per URL: the state a history needs for scoring, a stored verdict, a logged capture.
 
 Why: at 10^9 URLs every byte of per-URL state is a gigabyte.  The state a
-history needs for scoring is its baseline in compact form (watcher.step.state_form):
+history needs for scoring is its baseline in compact form (watcher.state.state_form):
 top content terms, a MinHash, a bottom-k shingle sample, counts, title; and what it
 remembers of its verdicts (the collection profile: up to two names of a renamed site).
 The state counted per URL is the largest the history holds at any capture.  This

@@ -2,7 +2,7 @@
 
 Batch (:meth:`Engine.scan_history`), streaming (:class:`watcher.watch.Watcher`)
 and ``compare`` run the same step (:meth:`Engine.score_next`) over the same
-causal state (:class:`watcher.step.HistoryState`): fingerprint each capture
+causal state (:class:`watcher.state.HistoryState`): fingerprint each capture
 once, take the baseline in force at its capture time, score the configured
 measures, let the profile decide.
 

@@ -2,7 +2,7 @@
 
 The batch engine folds :meth:`Engine.score_next` over a whole history; a crawl
 delivers captures one by one, in any order.  :class:`Watcher` keeps the fold's
-state (:class:`watcher.step.HistoryState`) in the store and is idempotent per
+state (:class:`watcher.state.HistoryState`) in the store and is idempotent per
 capture: the verdict id is derived from the canonical URL, capture time and
 digest, so a re-delivered event returns the stored verdict and changes nothing.
 Every capture is scored through a :class:`watcher.job.Job` made once at the edge
@@ -11,7 +11,7 @@ before anything is fetched, when the event names its payload digest.
 
 Late captures.  A capture is scored against the baseline in force at its
 capture time, never a later one, and against what the history remembered then
-(:func:`watcher.step.memory_of`, rebuilt from the verdicts stored before it;
+(:func:`watcher.state.memory_of`, rebuilt from the verdicts stored before it;
 the store tells a late capture by the newest capture time it has scored).
 When a late capture changes what captures already scored were judged against
 (it is earlier than the baseline and fit to be one, it is the configured pinned
