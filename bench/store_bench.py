@@ -3,7 +3,7 @@
 
 Why: the streaming consumer does, per scored event, one ``get_verdict`` (is it
 re-delivered?), one ``get_state`` (the history's baseline and memory, read once:
-``Watcher.begin``) and one ``put_verdict`` (the verdict and the capture's
+``Watcher.job``) and one ``put_verdict`` (the verdict and the capture's
 fingerprint in one transaction; the state only when it changed, which most
 captures leave alone; tests/engine/test_round_trips.py counts them).  This measures
 those calls on a real SQLite file (WAL, synchronous=NORMAL) and on the memory

@@ -7,9 +7,11 @@ needs no broker at all, and the store that already holds the verdicts can
 hold the read position too.
 
 One scoring path: every line goes through the Kafka consumers' own
-:class:`~consumers.scorer.Scorer` (parse, skip rule, acquire the bytes from
-the WARC the line names under ``acquire.warc_dirs``, ``Watcher.handle``,
-publish, dead-letter), handed a record that says where the line was read.
+:class:`~consumers.scorer.Scorer` (parse, skip rule, the event's Job, acquire
+the bytes from the WARC the line names under ``acquire.warc_dirs``,
+``Watcher.score``, publish, dead-letter), wired by the same
+:func:`consumers.pipeline.scoring_pipeline` as the Kafka app and handed a
+record that says where the line was read.
 What differs is where things go:
 
 * the line's position (:class:`watcher.crawlfollow.follow.Position`) is
