@@ -29,7 +29,8 @@ if str(REPO) not in sys.path:
 
 from watcher.config import StoreConfig  # noqa: E402
 from watcher.model import Fingerprint, MeasureResult, Verdict, verdict_id  # noqa: E402
-from watcher.store import StoredBaseline, open_store  # noqa: E402
+from watcher.state import HistoryState, Reference  # noqa: E402
+from watcher.store import open_store  # noqa: E402
 
 T0 = datetime(2020, 1, 1, tzinfo=UTC)
 
@@ -60,7 +61,7 @@ def run(backend: str, path: Path, captures: int, histories: int, n_terms: int) -
     samples = [sorted(set(rng.choices(vocab, weights, k=n_terms * 2)))[:n_terms] for _ in range(64)]
     t0 = time.perf_counter()
     for i, h in enumerate(hist):
-        store.set_baseline(StoredBaseline(h, T0, None, fingerprint(samples[i % 64])))
+        store.set_state(h, HistoryState(Reference(T0, None, fingerprint(samples[i % 64]))))
     t_base = time.perf_counter() - t0
     t_get = t_state = t_put = 0.0
     for i in range(captures):
@@ -79,7 +80,7 @@ def run(backend: str, path: Path, captures: int, histories: int, n_terms: int) -
     store.close()
     size = f"{path.stat().st_size / 1e6:.1f} MB" if backend == "sqlite" else "-"
     print(
-        f"{backend:<7} set_baseline {histories / t_base:8.0f}/s | per capture:"
+        f"{backend:<7} set_state {histories / t_base:8.0f}/s | per capture:"
         f" get_verdict {t_get / captures * 1e3:.3f} ms,"
         f" get_state {t_state / captures * 1e3:.3f} ms,"
         f" put_verdict {t_put / captures * 1e3:.3f} ms"

@@ -75,7 +75,7 @@ def test_store_errors_never_show_the_dsn_password(caplog: pytest.LogCaptureFixtu
     for dsn in (unreachable, malformed):
         try:
             store = open_store(StoreConfig(backend="postgres", dsn=dsn))
-            store.get_baseline("org,example)/")
+            store.get_state("org,example)/")
             store.close()
         except DriftlineError as exc:
             texts.append(_everything(exc))

@@ -427,7 +427,7 @@ async def test_status_change_is_the_watchers_verdict_with_one_baseline_per_doi(t
                 assert store.get_state(history_of(d)).baseline is not None
                 landing = rows[d]["final_url"]
                 assert store.get_state(url_key(landing, cfg.engine.canonical)).baseline is None
-                assert store.get_baseline(f"doi:{d}") is not None
+                assert store.get_state(f"doi:{d}").baseline is not None
 
 
 @pytest.mark.kafka

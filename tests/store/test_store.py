@@ -25,7 +25,6 @@ from watcher.store import (
     BaselineStore,
     MemoryStore,
     SQLiteStore,
-    StoredBaseline,
     decode_fingerprint,
     decode_verdict,
     encode_fingerprint,
@@ -98,8 +97,8 @@ def test_store_max_terms_is_applied(tmp_path: Path) -> None:
     tf = {f"t{i}": i + 1 for i in range(50)}
     for s in (SQLiteStore(tmp_path / "m.db", max_terms=10), MemoryStore(max_terms=10)):
         try:
-            s.set_baseline(StoredBaseline("h", T0, None, make_fp(term_freqs=tf)))
-            got = s.get_baseline("h")
+            s.set_state("h", HistoryState(Reference(T0, None, make_fp(term_freqs=tf))))
+            got = s.get_state("h").baseline
             assert got is not None and len(got.fingerprint.term_freqs) == 10
         finally:
             s.close()
@@ -189,15 +188,15 @@ def test_open_store_backends(store: BaselineStore, tmp_path: Path, request: pyte
 
 
 def test_baseline_round_trip(store: BaselineStore) -> None:
-    assert store.get_baseline("h") is None
+    assert store.get_state("h").baseline is None
     fp = make_fp()
-    store.set_baseline(StoredBaseline("h", T0, "urim", fp))
-    got = store.get_baseline("h")
+    store.set_state("h", HistoryState(Reference(T0, "urim", fp)))
+    got = store.get_state("h").baseline
     assert got is not None
     assert got.capture_time == T0 and got.uri_m == "urim"
     assert got.fingerprint == fp  # the store keeps what the fingerprint holds (engine.tokens decides)
-    store.set_baseline(StoredBaseline("h", T0 + timedelta(days=1), None, make_fp(title="new")))
-    got2 = store.get_baseline("h")
+    store.set_state("h", HistoryState(Reference(T0 + timedelta(days=1), None, make_fp(title="new"))))
+    got2 = store.get_state("h").baseline
     assert got2 is not None and got2.fingerprint.title == "new" and got2.uri_m is None
 
 
@@ -260,12 +259,12 @@ def test_fingerprints_leave_the_log_after_the_rescore_window(tmp_path: Path) -> 
 
 def test_put_verdict_sets_baseline_in_same_transaction(store: BaselineStore) -> None:
     v = make_verdict()
-    assert store.put_verdict(v, baseline=StoredBaseline(v.history, T0, "first", make_fp(title="one")))
-    got = store.get_baseline(v.history)
+    assert store.put_verdict(v, HistoryState(Reference(T0, "first", make_fp(title="one"))))
+    got = store.get_state(v.history).baseline
     assert got is not None and got.uri_m == "first" and got.fingerprint.title == "one"
     # a duplicate verdict changes nothing, its baseline included
-    assert not store.put_verdict(v, baseline=StoredBaseline(v.history, T0, "second", make_fp(title="two")))
-    again = store.get_baseline(v.history)
+    assert not store.put_verdict(v, HistoryState(Reference(T0, "second", make_fp(title="two"))))
+    again = store.get_state(v.history).baseline
     assert again is not None and again.uri_m == "first" and again.fingerprint.title == "one"
 
 
@@ -329,7 +328,7 @@ def test_sqlite_wal_schema_and_reopen(tmp_path: Path) -> None:
     s = SQLiteStore(db)
     v = make_verdict(status="off-topic")
     s.put_verdict(v)
-    s.set_baseline(StoredBaseline("org,example)/", T0, None, make_fp()))
+    s.set_state("org,example)/", HistoryState(Reference(T0, None, make_fp())))
     assert Path(str(db) + "-wal").exists()
     # another connection (another process would do the same) sees committed data and WAL mode
     with sqlite3.connect(db) as raw:
@@ -345,7 +344,7 @@ def test_sqlite_wal_schema_and_reopen(tmp_path: Path) -> None:
         assert s2.get_verdict(v.verdict_id) == v
         assert s2.put_verdict(v) is False
         assert s2.histories_off_topic() == 1
-        b = s2.get_baseline("org,example)/")
+        b = s2.get_state("org,example)/").baseline
         assert b is not None and b.fingerprint.minhash == make_fp().minhash
     finally:
         s2.close()
@@ -430,8 +429,8 @@ def test_real_engine_fingerprints_round_trip(gold_dir: Path, tmp_path: Path) -> 
             sizes.append(len(blob))
             assert decode_fingerprint(blob) == reduce_fingerprint(fp, keep_text=False, keep_shingles=False)
             kept = state_form(fp)  # what a baseline keeps (the engine's step does the same)
-            s.set_baseline(StoredBaseline(f"h{i}", T0, None, kept))
-            got = s.get_baseline(f"h{i}")
+            s.set_state(f"h{i}", HistoryState(Reference(T0, None, kept)))
+            got = s.get_state(f"h{i}").baseline
             assert got is not None
             assert got.fingerprint == kept
             state_sizes.append(len(encode_state(s.get_state(f"h{i}"))))

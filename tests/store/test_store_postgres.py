@@ -21,7 +21,8 @@ from tests.fixtures.storecases import T0, make_fp, make_verdict
 from watcher.config import StoreConfig
 from watcher.errors import ConfigError, StoreError
 from watcher.model import TopicStatus
-from watcher.store import SQLiteStore, StoredBaseline, open_store
+from watcher.state import HistoryState, Reference
+from watcher.store import SQLiteStore, open_store
 
 psycopg = pytest.importorskip("psycopg", reason="needs psycopg (pip install -e '.[postgres]')")
 from watcher.store.postgres import SCHEMA_VERSION, PostgresStore  # noqa: E402
@@ -77,8 +78,8 @@ def test_same_verdict_from_three_connections_is_stored_once(stores: Callable[...
         def run() -> None:
             for v in verdicts:
                 barrier.wait(timeout=30)
-                base = StoredBaseline(v.history, v.capture_time, f"writer{k}", make_fp(title=f"w{k}"))
-                won[k].append(conns[k].put_verdict(v, baseline=base))
+                base = HistoryState(Reference(v.capture_time, f"writer{k}", make_fp(title=f"w{k}")))
+                won[k].append(conns[k].put_verdict(v, base))
 
         return run
 
@@ -90,7 +91,7 @@ def test_same_verdict_from_three_connections_is_stored_once(stores: Callable[...
         assert raw.execute("SELECT n FROM doc_count WHERE history = 'shared'").fetchone() == (30,)
     # the baseline is the one written with the last verdict's winning insert
     last_winner = next(k for k in range(3) if won[k][-1])
-    got = conns[2].get_baseline("shared")
+    got = conns[2].get_state("shared").baseline
     assert got is not None and got.uri_m == f"writer{last_winner}"
 
 
@@ -123,16 +124,16 @@ def test_two_machines_share_baselines_and_history(stores: Callable[..., Postgres
     baseline, verdicts and document frequencies; what B writes A sees."""
     a, b = stores(), stores()
     v1 = make_verdict("moved", T0)
-    assert a.put_verdict(v1, baseline=StoredBaseline("moved", T0, "urim-a", make_fp(title="A")))
-    got = b.get_baseline("moved")
+    assert a.put_verdict(v1, HistoryState(Reference(T0, "urim-a", make_fp(title="A"))))
+    got = b.get_state("moved").baseline
     assert got is not None and got.uri_m == "urim-a" and got.capture_time == T0
     assert got.fingerprint == make_fp(title="A")
     assert b.has_verdict(v1.verdict_id) and b.get_verdict(v1.verdict_id) == v1
     assert b.put_verdict(v1) is False  # a re-delivery after the move is still a duplicate
     v2 = make_verdict("moved", T0 + timedelta(days=1), "off-topic")
     later = T0 + timedelta(days=1)
-    assert b.put_verdict(v2, baseline=StoredBaseline("moved", later, "urim-b", make_fp(title="B")))
-    again = a.get_baseline("moved")
+    assert b.put_verdict(v2, HistoryState(Reference(later, "urim-b", make_fp(title="B"))))
+    again = a.get_state("moved").baseline
     assert again is not None and again.uri_m == "urim-b" and again.fingerprint.title == "B"
     assert [v.verdict_id for v in a.recent_verdicts("moved", 5)] == [v2.verdict_id, v1.verdict_id]
     assert a.histories_off_topic() == b.histories_off_topic() == 1
@@ -161,7 +162,7 @@ def test_schema_types_and_reopen(stores: Callable[..., PostgresStore]) -> None:
     s = stores()
     v = make_verdict(status="off-topic")
     s.put_verdict(v)
-    s.set_baseline(StoredBaseline(v.history, T0, None, make_fp()))
+    s.set_state(v.history, HistoryState(Reference(T0, None, make_fp())))
     assert s.schema_version == SCHEMA_VERSION
     here = "WHERE table_schema = current_schema()"
     with psycopg.connect(s._conninfo) as raw:
@@ -177,7 +178,7 @@ def test_schema_types_and_reopen(stores: Callable[..., PostgresStore]) -> None:
     assert s2.get_verdict(v.verdict_id) == v
     assert s2.put_verdict(v) is False
     assert s2.histories_off_topic() == 1
-    b = s2.get_baseline(v.history)
+    b = s2.get_state(v.history).baseline
     assert b is not None and b.fingerprint.minhash == make_fp().minhash
 
 
@@ -216,15 +217,15 @@ def test_nul_characters_and_huge_keys(stores: Callable[..., PostgresStore]) -> N
     long_a, long_b = noise + "a", noise + "b"  # same long prefix: still two terms
     history = f"org,example)/?x={noise}"
     v = make_verdict(history)
-    assert s.put_verdict(v, baseline=StoredBaseline(history, T0, "u", make_fp()))
+    assert s.put_verdict(v, HistoryState(Reference(T0, "u", make_fp())))
     assert s.put_verdict(make_verdict(history, T0 + timedelta(days=1)), fingerprint=make_fp(term_freqs={long_a: 2,
                                                                                                          long_b: 1}))
     assert s.put_verdict(v) is False
     assert s.logged(history)[0][1].term_freqs == {long_a: 2, long_b: 1}
-    got = s.get_baseline(history)
-    assert got is not None and got.history == history and got.uri_m == "u"
+    got = s.get_state(history).baseline
+    assert got is not None and got.uri_m == "u"
     assert [x.history for x in s.recent_verdicts(history, 5)] == [history, history]
-    assert s.verdict_count(history) == 2 and s.get_baseline(history[:-1]) is None
+    assert s.verdict_count(history) == 2 and s.get_state(history[:-1]).baseline is None
 
 
 def test_open_store_postgres_config(postgres_dsn: str) -> None:
@@ -232,8 +233,8 @@ def test_open_store_postgres_config(postgres_dsn: str) -> None:
     s = open_store(StoreConfig(backend="postgres", dsn=postgres_dsn, history_limit=2))
     try:
         assert isinstance(s, PostgresStore)
-        s.set_baseline(StoredBaseline("h", T0, None, make_fp(term_freqs=tf)))
-        got = s.get_baseline("h")
+        s.set_state("h", HistoryState(Reference(T0, None, make_fp(term_freqs=tf))))
+        got = s.get_state("h").baseline
         assert got is not None and len(got.fingerprint.term_freqs) == 50 and got.fingerprint.text is not None
         for d in range(3):
             s.put_verdict(make_verdict("h", T0 + timedelta(days=d)))

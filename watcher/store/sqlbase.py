@@ -37,7 +37,6 @@ from typing import Any, ClassVar
 from ..errors import StoreError
 from ..model import Fingerprint, Verdict
 from ..state import HistoryState, Reference
-from .base import StoredBaseline
 from .codec import decode_fingerprint, decode_state, decode_verdict, encode_fingerprint, encode_state, encode_verdict
 from .positions import Rows, SQLPositions
 
@@ -193,10 +192,6 @@ class SQLStore(SQLPositions, ABC):
         state = decode_state(bytes(row[2]), self._time_out(row[0]), row[1])
         return state if row[3] is None else dataclasses.replace(state, latest=self._time_out(row[3]))
 
-    def get_baseline(self, history: str) -> StoredBaseline | None:
-        ref = self.get_state(history).baseline
-        return None if ref is None else StoredBaseline(history, ref.capture_time, ref.uri_m, ref.fingerprint)
-
     def _reduce(self, fp: Fingerprint) -> Fingerprint:
         from ..compact import reduce_fingerprint
 
@@ -228,12 +223,6 @@ class SQLStore(SQLPositions, ABC):
         except self.DB_ERRORS as exc:
             raise StoreError(f"cannot store state in {self.where}: {exc}", reason="store_write") from exc
 
-    def set_baseline(self, baseline: StoredBaseline) -> None:
-        """Set the baseline of ``baseline.history`` (the pinned reference, if any, is kept)."""
-        state = self.get_state(baseline.history)
-        ref = Reference(baseline.capture_time, baseline.uri_m, baseline.fingerprint)
-        self.set_state(baseline.history, dataclasses.replace(state, baseline=ref))
-
     # -- verdicts -------------------------------------------------------------
 
     def has_verdict(self, verdict_id: str) -> bool:
@@ -246,7 +235,7 @@ class SQLStore(SQLPositions, ABC):
         return decode_verdict(row[0]) if row is not None else None
 
     def put_verdict(self, verdict: Verdict, state: HistoryState | None = None, fingerprint: Fingerprint | None = None,
-                    corrections: Sequence[Verdict] = (), *, baseline: StoredBaseline | None = None,
+                    corrections: Sequence[Verdict] = (), *,
                     alerts: Sequence[str] = ()) -> bool:
         """Insert ``verdict`` once, with the capture's ``fingerprint`` (kept
         for ``rescore_window_s`` so that a late capture can re-score it); the
@@ -257,8 +246,6 @@ class SQLStore(SQLPositions, ABC):
         payload = encode_verdict(verdict)
         fp_blob = encode_fingerprint(self._reduce(fingerprint), keep_text=True, keep_shingles=True,
                                      max_terms=0) if fingerprint is not None else None
-        if baseline is not None and state is None:
-            state = HistoryState(Reference(baseline.capture_time, baseline.uri_m, baseline.fingerprint))
         h = self._key(verdict.history)
         now = time.time()
         try:
