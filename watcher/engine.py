@@ -120,8 +120,12 @@ class Engine:
     def job(self, history: str, cap: Capture, state: HistoryState, profile: Profile | str | None = None) -> Job:
         """``cap``'s :class:`~watcher.job.Job` in a fold that holds the history's ``state`` itself (batch,
         ``compare``): made by the rules the stream's :meth:`watcher.watch.Watcher.job` uses."""
-        seed = Seed.of(job_seed(history, cap.url, cap.seed, self.config.canonical))
-        return Job(history, seed, self.profile(profile), state, same_reference(state, cap.effective_digest))
+        seed, prof = Seed.of(job_seed(history, cap.url, cap.seed, self.config.canonical)), self.profile(profile)
+        return Job(history, seed, prof, state, same_reference(state, cap.effective_digest, self.reading(prof, seed)))
+
+    def reading(self, profile: Profile, seed: Seed) -> tuple[bool, bool]:
+        """How this engine reads a capture of ``seed``'s history under ``profile``: (main content, stemmed)."""
+        return self.config.extract.main_content_for(profile.main_content(seed)), self.config.tokens.stemming
 
     def score(self, job: Job, cap: Capture, fp: Fingerprint) -> tuple[Verdict, HistoryState]:
         """:meth:`score_next` for ``cap`` (fingerprint ``fp``) with what its ``job`` resolved."""

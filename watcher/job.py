@@ -71,11 +71,20 @@ def seed_url(history: str, url: str, seed: str | None, canonical: CanonicalConfi
     return url
 
 
-def same_reference(state: HistoryState, digest: str | None) -> Reference | None:
+def same_reference(state: HistoryState, digest: str | None, reading: tuple[bool, bool] | None = None
+                   ) -> Reference | None:
     """The reference in force (pinned, else baseline) when its payload digest is ``digest``: the one
-    same-digest test (a capture repeating it needs no fetch and no parse)."""
+    same-digest test (a capture repeating it needs no fetch and no parse).  ``reading``: (main content,
+    stemmed terms) as the engine reads this history now; a reference read another way (a store from
+    before a configuration change) does not stand for the payload, so the capture is read again and
+    the step re-takes the baseline (:func:`watcher.step.read_differently`)."""
     ref = state.pinned or state.baseline
-    return ref if ref is not None and digest and digest == ref.fingerprint.digest else None
+    if ref is None or not digest or digest != ref.fingerprint.digest:
+        return None
+    fp = ref.fingerprint
+    if reading is not None and fp.kind in ("html", "text", "pdf") and (fp.boilerplate_removed, fp.stemmed) != reading:
+        return None
+    return ref
 
 
 def expected_id(history: str, timestamp: datetime, digest: str | None) -> str | None:

@@ -100,7 +100,8 @@ class Watcher:
         if done is not None:
             return dataclasses.replace(job, done=done)
         state = self.store.get_state(hist)
-        return dataclasses.replace(job, state=state, same=same_reference(state, dig))
+        return dataclasses.replace(job, state=state,
+                                   same=same_reference(state, dig, self.engine.reading(job.profile, job.seed)))
 
     def job_for(self, capture: Capture, profile: str | Profile | None = None, *, key: str | None = None,
                 redelivery: bool = True) -> Job:

@@ -15,7 +15,7 @@ from tests.fixtures.captures import URL, cap
 from tests.fixtures.streams import batch_as_stream
 from watcher.config import EngineConfig
 from watcher.engine import Engine
-from watcher.model import Verdict
+from watcher.model import Verdict, payload_digest
 from watcher.profiles.seedkind import seed_kind
 from watcher.profiles.subject import title_subject
 from watcher.state import HistoryState
@@ -521,6 +521,8 @@ def test_a_store_of_whole_page_deep_baselines_is_re_taken_once(tmp_path: Path) -
         before = Watcher(Engine(EngineConfig(extract={"main_content": False})), store)
         assert before.score(cap(0, a, url=DEEP)).verdict.change == "baseline"
         now = Watcher(Engine(EngineConfig()), store)
+        # the same payload, named by its digest only (an event): the old reading does not stand for it
+        assert now.job_for(cap(1, None, url=DEEP, digest=payload_digest(a))).needs_payload
         retaken = now.score(cap(1, a, url=DEEP)).verdict
         assert retaken.change == "baseline" and "now read as main content" in retaken.reason
         assert now.score(cap(2, b, url=DEEP)).verdict.status == "off-topic"
