@@ -14,24 +14,24 @@ the bytes from the WARC the line names under ``acquire.warc_dirs``,
 record that says where the line was read.
 What differs is where things go:
 
-* the line's position (:class:`watcher.crawlfollow.follow.Position`) is
-  carried into the store's ``put_verdict`` transaction, so it commits with
-  the verdicts (and corrections) of that line or not at all.  A line with no
-  new verdict (skipped, already scored) moves the position in a transaction
-  of its own; a SIGKILL between the two re-reads the line, which finds its
-  verdict stored and stores nothing.
-* dead letters (bad lines, unreadable WARCs...) are stored in the store's
-  dead-letter table with the position, in one transaction: never lost,
-  never a crash (and then written to the output too).
-* verdicts, alerts and recommendations are written as JSON lines to
-  ``crawl_log.output`` (stdout, a file, or nowhere) after the commit.  The
-  store is the record; the output is a view, so a kill can lose from it the
-  messages of the line being finished (at most one line's).  Alerts are
-  marked sent only once written: one owed when the process died is written
-  again at the next start.
+* every message (verdicts, alerts, recommendations and advice, seed
+  reports, dead letters) is recorded in the store's ledger under a key that
+  names it (:mod:`consumers.outbox`, :mod:`watcher.store.ledger`): the
+  verdict messages of a line in the verdict's own transaction (carried into
+  ``put_verdict``), the others before anything is marked done.  A message
+  made again (a line read again after a kill) finds its key and is dropped.
+* the line's position (:class:`watcher.crawlfollow.follow.Position`) moves
+  after that, in a transaction of its own that also marks the messages
+  written out since; a SIGKILL before it re-reads the line, which finds its
+  verdict stored and its messages recorded.  A dead letter (bad line,
+  unreadable WARC, a gap in the log) is stored with the position after its
+  line, in one transaction: never lost, never a crash.
+* the ledger's unwritten messages are written as JSON lines to
+  ``crawl_log.output`` (stdout, a file, or nowhere), in order, each with its
+  ``seq``; ``--replay-since`` prints them again from the store.
 
-Lines of all followed files are scored one at a time (the store holds one
-carried position), taking ``crawl_log.batch_lines`` from a file before the
+Lines of all followed files are scored one at a time (the store carries one
+ledger builder at a time), taking ``crawl_log.batch_lines`` from a file before the
 next one gets a turn.
 """
 
@@ -55,11 +55,15 @@ from watcher.config import Config
 from watcher.crawlfollow.follow import Line, Position, Tail
 from watcher.errors import ConfigError, DriftlineError, StoreError
 from watcher.metrics import Metrics, MetricsServer
+from watcher.recommend import GUIDANCE_ACTIONS, Recommender
+from watcher.seeds.stream import SeedReporter
 from watcher.store import BaselineStore, open_store
+from watcher.store.ledger import Message
 from watcher.store.positions import DeadLetterRow, PositionStore, positions_of, reason_of
 
 from .lifecycle import close_parts
 from .messages import H_SRC_FORMAT, alert_message
+from .outbox import GAP_REASON, Outbox, gap_letter, message_key, replay, verdict_messages
 from .pipeline import scoring_pipeline
 from .publisher import Outgoing, Publisher
 from .scorer import Scorer
@@ -82,54 +86,80 @@ class LineRecord:
 
 
 class LocalPublisher(Publisher):
-    """The scorer's publisher without a broker: messages to ``crawl_log.output``, dead letters to the store."""
+    """The scorer's publisher without a broker: every message recorded in the store's ledger (a dead
+    letter with its line's position), then written to ``crawl_log.output`` by the :class:`Outbox`."""
 
-    def __init__(self, cfg: Config, store: PositionStore, out: IO[str] | None) -> None:
+    def __init__(self, cfg: Config, store: PositionStore, out: IO[str] | None, streams: Sequence[str]) -> None:
         super().__init__(cfg.kafka, "")
         k = cfg.kafka
         self.kinds = {k.results_topic: "verdict", k.alerts_topic: "alert", k.recommendations_topic: "recommendation",
-                      cfg.seeds.topic: "seed-report"}
+                      cfg.seeds.topic: "seed-report", k.dead_letter_topic: "dead-letter"}
         self.dead_topic = k.dead_letter_topic
         self.positions = store
-        self.out = out
+        self.outbox = Outbox(store, out, streams)
         self.line: Line | None = None  # the line being scored (its dead letter is stored with its position)
         self.dead_lettered = False
-        self.written = 0
+        self.forget: list[Callable[[], None]] = []  # memories of what was published, dropped when a record fails
+
+    @property
+    def out(self) -> IO[str] | None:
+        return self.outbox.out
+
+    @property
+    def written(self) -> int:
+        return self.outbox.written
 
     async def start(self) -> None:
         return None
 
     async def stop(self) -> None:
-        if self.out is not None and self.out is not sys.stdout:
-            self.out.close()
-        self.out = None
+        out = self.outbox.out
+        if out is not None and out is not sys.stdout:
+            out.close()
+        self.outbox.out = None
 
     async def send_all(self, messages: Iterable[Outgoing]) -> None:
-        lines: list[str] = []
-        for topic, _key, value, _headers in messages:
-            if topic == self.dead_topic:
-                await self._park(value)  # stored first: the output is a view of the store
-            kind = "dead-letter" if topic == self.dead_topic else self.kinds.get(topic)
-            if kind is not None and self.out is not None:
-                lines.append(json.dumps({"kind": kind, "value": json.loads(value)}, ensure_ascii=False))
-        if lines and self.out is not None:
-            try:
-                self.out.write("".join(f"{text}\n" for text in lines))
-                self.out.flush()
-            except OSError as exc:  # a closed pipe, a full disk: the store is the record, scoring goes on
-                log.error("crawl_log.output cannot be written (%s): from now on verdicts go to the store only",
-                          exc.strerror or exc)
-                self.out = None
-                return
-            self.written += len(lines)
-
-    async def _park(self, body: bytes) -> None:
         line = self.line
-        if line is None:
-            raise StoreError("a dead letter without a line to store it with", reason="internal")
-        row = DeadLetterRow(line.source, line.start, reason_of(body), body.decode("utf-8", "replace"))
-        await asyncio.to_thread(self.positions.set_position, line.stream, line.position.to_json(), row)
-        self.dead_lettered = True
+        stream = line.stream if line is not None else self.outbox.streams[0]
+        line_key = f"{line.source}@{line.start}" if line is not None else ""
+        values = [(kind, json.loads(value)) for topic, _key, value, _headers in messages
+                  for kind in [self.kinds.get(topic)] if kind is not None]
+        verdict = next((v for kind, v in values if kind == "verdict"), None)
+        recorded: list[Message] = []
+        advice: list[tuple[str, str]] = []
+        dead: DeadLetterRow | None = None
+        for kind, value in values:
+            body = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+            if kind == "dead-letter":
+                if line is None:
+                    raise StoreError("a dead letter without a line to store it with", reason="internal")
+                dead = DeadLetterRow(line.source, line.start, reason_of(body), body)
+            elif kind == "recommendation" and value.get("action") in GUIDANCE_ACTIONS:
+                # under the history the scorer asks about (SeedReporter.advice_changed: the verdict's)
+                advice.append((str((verdict or value).get("history")), str(value.get("id"))))
+            recorded.append(Message(message_key(kind, value, line_key, verdict), kind, body))
+        # A dead letter is stored with the position after its line (the line is done); the other messages
+        # before the position moves (and before an alert is marked sent), so that a kill re-reads the line
+        # and the ledger drops what it makes again.
+        position = line.position.to_json() if dead is not None and line is not None else None
+        try:
+            await asyncio.to_thread(self.positions.record_line, stream, position, recorded, dead_letter=dead,
+                                    advice=advice)
+        except StoreError:
+            for forget in self.forget:
+                forget()
+            raise
+        if dead is not None:
+            self.dead_lettered = True
+        await self.outbox.flush()
+
+
+def _ledger_advice(seeds: SeedReporter, positions: PositionStore, publisher: LocalPublisher,
+                   recommender: Recommender) -> None:
+    """Seed reports whose advice is compared with the last advice the store's ledger holds (not only
+    this process's memory: a restart repeats none); what was decided but not recorded is forgotten."""
+    seeds.advice_of = positions.last_advice
+    publisher.forget += [seeds.forget_advice, recommender.forget]
 
 
 def _drop_partial_line(path: str) -> None:
@@ -207,15 +237,20 @@ class CrawlLogRunner:
                                       f"another port with DRIFTLINE__METRICS__PORT, or DRIFTLINE__METRICS__ENABLED="
                                       f"false", reason="metrics_port") from None
             self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="driftline-crawl-log")
-            self.publisher = LocalPublisher(cfg, self.positions, out)
+            self.publisher = LocalPublisher(cfg, self.positions, out, self.paths)
             pipeline = scoring_pipeline(cfg, self.store, self.publisher, self.metrics, self.executor)
+            _ledger_advice(pipeline.seeds, self.positions, self.publisher, pipeline.recommender)
             self.scorer, self.acquirer, self.renderer = pipeline.scorer, pipeline.acquirer, pipeline.renderer
             for path in self.paths:
                 if not os.path.exists(path):
                     log.warning("%s does not exist (yet): followed once it appears", path)
                 saved = await asyncio.to_thread(self.positions.get_position, path)
                 self.tails.append(Tail(path, cfg.crawl_log, Position.from_json(saved)))
+            if cfg.crawl_log.output not in ("", "-"):
+                await asyncio.to_thread(self.publisher.outbox.reconcile, cfg.crawl_log.output)
+            await self.publisher.outbox.flush()  # recorded by a process killed before it wrote them
             await self._resend_alerts()
+            await self._mark_written()
         except BaseException:
             await self.stop()
             raise
@@ -228,7 +263,7 @@ class CrawlLogRunner:
         return self.scorer is not None
 
     async def _resend_alerts(self) -> None:
-        """Write the alerts owed by verdicts stored before the last stop but never written out."""
+        """Record (and write) the alerts owed by verdicts stored before the last stop but never sent."""
         assert self.store is not None and self.positions is not None and self.publisher is not None
         store, publisher = self.store, self.publisher
         for vid in await asyncio.to_thread(self.positions.pending_alert_ids):
@@ -236,6 +271,21 @@ class CrawlLogRunner:
             if verdict is not None:
                 await publisher.send_all([(self.cfg.kafka.alerts_topic, None, alert_message(verdict), None)])
             await asyncio.to_thread(store.mark_alert_sent, vid)
+
+    async def _mark_written(self, line: Line | None = None) -> None:
+        """Mark the messages written since the last mark, with ``line``'s position (one transaction)."""
+        assert self.positions is not None and self.publisher is not None
+        marks = self.publisher.outbox.take_marks()
+        if line is None and not marks:
+            return
+        stream = line.stream if line is not None else self.paths[0]
+        try:
+            await asyncio.to_thread(self.positions.record_line, stream,
+                                    line.position.to_json() if line is not None else None, written=marks,
+                                    keep=self.cfg.crawl_log.ledger_keep)
+        except StoreError:
+            self.publisher.outbox.marks[:0] = marks  # marked with the next try
+            raise
 
     async def stop(self) -> None:
         for tail in self.tails:
@@ -300,16 +350,21 @@ class CrawlLogRunner:
                 delay = min(delay * 2, 10.0)
 
     async def _handle(self, line: Line) -> None:
+        """Score one line; its messages are recorded in the ledger (its verdicts' in the verdict's own
+        transaction) before its position moves, in a transaction of its own (so a kill before that
+        re-reads the line, and the ledger drops the messages it makes again)."""
         assert self.scorer is not None and self.publisher is not None and self.positions is not None
         positions, publisher = self.positions, self.publisher
-        pos = line.position.to_json()
+        if line.gap is not None:
+            await self._gap(line)
+            return
         if line.data is None or (not line.length and not line.data.strip()):  # a file switch, or a blank line
-            await asyncio.to_thread(positions.set_position, line.stream, pos)
+            await self._mark_written(line)
             return
         record = LineRecord(topic=line.stream, offset=line.start, value=line.data)
         self.metrics.events_consumed.labels(topic=line.stream).inc()  # the scorer counts Kafka input topics only
         publisher.line, publisher.dead_lettered = line, False
-        positions.carry_position(line.stream, pos)
+        positions.carry_ledger(line.stream, verdict_messages)
         try:
             if line.length:
                 self.metrics.events_failed.labels(reason="too_large").inc()
@@ -321,13 +376,29 @@ class CrawlLogRunner:
         finally:
             positions.drop_carried()
             publisher.line = None
-        if publisher.dead_lettered:
-            return
-        if self.scorer.dead_letters.lost:  # its dead letter could not be stored: the line is done again
+        if not publisher.dead_lettered and self.scorer.dead_letters.lost:
+            # its dead letter could not be stored: the line is done again
             self.scorer.dead_letters.lost = 0
             raise StoreError("the dead letter was not stored", reason="store_write")
-        if await asyncio.to_thread(positions.get_position, line.stream) != pos:
-            await asyncio.to_thread(positions.set_position, line.stream, pos)
+        await self._mark_written(line)
+
+    async def _gap(self, line: Line) -> None:
+        """Lines that can no longer be read: an ERROR (the follower logged the file and bytes), the gap
+        counters, and a ``crawl_log_gap`` dead letter stored with the position that moves past it."""
+        assert line.gap is not None and self.publisher is not None
+        gap = line.gap
+        log.error("%s: a gap in the crawl.log: %s; recorded as a %s dead letter", line.stream, gap.describe(),
+                  GAP_REASON)
+        self.publisher.line = line
+        try:
+            await self.publisher.send_all([(self.cfg.kafka.dead_letter_topic, None, gap_letter(line.stream, gap),
+                                            None)])
+        finally:
+            self.publisher.line = None
+        self.metrics.crawl_log_gaps.inc()
+        self.metrics.crawl_log_gap_bytes.inc(max(0, (gap.end or gap.start) - gap.start))
+        self.metrics.dead_letter.labels(reason=GAP_REASON).inc()
+        await self._mark_written(line)
 
 
 def _stopper(sig: signal.Signals, got: list[signal.Signals], stop: asyncio.Event) -> Callable[[], None]:
@@ -358,6 +429,18 @@ async def serve(cfg: Config, paths: Sequence[str], *, once: bool = False, stop: 
         for sig in installed:
             loop.remove_signal_handler(sig)
     return 130 if signal.SIGINT in got else 0
+
+
+def run_replay(cfg: Config, since: str) -> int:
+    """``driftline run --replay-since SEQ|VERDICT_ID``: the recorded messages again, on stdout."""
+    store = open_store(cfg.store)
+    try:
+        n = replay(positions_of(store), since, sys.stdout)
+    finally:
+        store.close()
+    sys.stdout.flush()
+    log.info("replayed %d messages", n)
+    return 0
 
 
 def run_durable(cfg: Config, paths: Sequence[str], *, once: bool = False) -> int:

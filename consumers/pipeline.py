@@ -33,6 +33,8 @@ class Pipeline:
     scorer: Scorer
     acquirer: Acquirer
     renderer: RenderPool | None
+    recommender: Recommender
+    seeds: SeedReporter
 
 
 def acquire_config(cfg: Config) -> Config:
@@ -58,10 +60,10 @@ def scoring_pipeline(cfg: Config, store: BaselineStore, publisher: Publisher, me
                         on_render_error=metrics.observe_render_error)
     seeds = SeedReporter(cfg.seeds)
     metrics.registry.register(SeedDistribution(seeds))
+    recommender = Recommender(cfg.recommend, store, actuator=cfg.actuator, canonical=cfg.engine.canonical)
     scorer = Scorer(
         cfg, watcher=watcher, acquirer=acquirer, publisher=publisher,
-        dead_letters=DeadLetters(cfg.kafka, publisher, metrics), metrics=metrics,
-        recommender=Recommender(cfg.recommend, store, actuator=cfg.actuator, canonical=cfg.engine.canonical),
+        dead_letters=DeadLetters(cfg.kafka, publisher, metrics), metrics=metrics, recommender=recommender,
         executor=executor, actuator=make_actuator(cfg.actuator), seeds=seeds,
     )
-    return Pipeline(scorer, acquirer, renderer)
+    return Pipeline(scorer, acquirer, renderer, recommender, seeds)

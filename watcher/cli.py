@@ -175,6 +175,10 @@ def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
+    if args.replay_since is not None:  # the durable path's messages again, from the store's ledger
+        from consumers.durable import run_replay
+
+        return run_replay(cfg, args.replay_since)
     if args.crawl_log:  # the durable single-machine path: follow crawl.log files, no broker
         from consumers.durable import run_durable
 
@@ -333,6 +337,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--once", action="store_true", help="exit when the input topics are drained")
     r.add_argument("--crawl-log", nargs="+", action="extend", metavar="PATH", help="follow these Heritrix crawl.log "
                    "files instead of Kafka (no broker; rotation followed; position kept in the store)")
+    r.add_argument("--replay-since", metavar="SEQ|VERDICT_ID", help="print the messages --crawl-log recorded in the "
+                   "store after this seq (or from this verdict on) and exit: what a kill kept from stdout")
     r.set_defaults(func=cmd_run)
 
     d = add("demo", "feed a sample crawl through the embedded broker and show the verdicts", _DEMO_EXAMPLES)

@@ -252,6 +252,16 @@ class Metrics:
             "driftline_dead_letter", "Messages sent to the dead-letter topic, per reason slug.", ["reason"],
             registry=r,
         )
+        self.crawl_log_gaps = Counter(
+            "driftline_crawl_log_gaps",
+            "Stretches of a followed crawl.log that could not be read (a rotated file deleted before it was read, "
+            "a truncation without a copy): each is also a crawl-log-gap dead letter.", registry=r,
+        )
+        self.crawl_log_gap_bytes = Counter(
+            "driftline_crawl_log_gap_bytes",
+            "Bytes of followed crawl.log files known lost in gaps (at least: a gap's end may be unknown).",
+            registry=r,
+        )
         self.render_fallbacks = Counter(
             "driftline_render_fallbacks",
             "Renders that failed, after which the raw page was scored (not an event failure).", ["reason"],

@@ -131,6 +131,8 @@ class Recommendation:
 
 
 RecommendationAction = Literal["stop-seed", "deprioritise-seed", "recrawl-interval"]
+# A guidance recommendation is a Recommendation whose action is one of these.
+GUIDANCE_ACTIONS: tuple[RecommendationAction, ...] = ("deprioritise-seed", "recrawl-interval")
 GuidanceRecommendation = Recommendation
 
 
@@ -299,6 +301,11 @@ class Recommender:
         )
         log.info("recommend: stop seed %s (history %s, id %s)", seed, verdict.history, rec_id)
         return rec
+
+    def forget(self) -> None:
+        """Forget the ids issued in this process (they were never recorded: a store write failed), so that
+        the same run is issued again; a ledger downstream drops it if it was recorded after all."""
+        self._issued.clear()
 
     # -- internals ---------------------------------------------------------
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -152,3 +153,157 @@ def test_an_unknown_file_is_never_taken_for_the_copy(tmp_path: Path) -> None:
     log.unlink()
     log.write_text("fresh1\n")
     assert _texts(_drain(Tail(str(log), CFG, saved))) == ["fresh1"]
+
+
+def _lines_of(tag: str, n: int) -> list[str]:
+    return [f"2024-01-01T00:00:{i:02d}Z {tag} line {i}, long enough that the first bytes of each file differ"
+            for i in range(n)]
+
+
+def _rename(log: Path, stamp: str) -> None:
+    """Heritrix's rotation: the log renamed to crawl.log.<14 digits>, a new one opened."""
+    os.rename(log, log.with_name(f"crawl.log.{stamp}"))
+    log.write_text("")
+
+
+def _copytruncate(log: Path) -> None:
+    """logrotate's copytruncate (rotate N): the numbered copies shift up, the log is copied to .1 and truncated."""
+    olds = sorted((p for p in log.parent.glob("crawl.log.[0-9]") if p.suffix[1:].isdigit()),
+                  key=lambda p: -int(p.suffix[1:]))
+    for p in olds:
+        os.rename(p, p.with_name(f"crawl.log.{int(p.suffix[1:]) + 1}"))
+    shutil.copy2(log, log.with_name("crawl.log.1"))
+    with log.open("r+") as fh:
+        fh.truncate(0)
+
+
+def _write(log: Path, lines: list[str]) -> None:
+    _append(log, "".join(f"{x}\n" for x in lines))
+
+
+@pytest.mark.parametrize("second", ["rename", "copytruncate"])
+@pytest.mark.parametrize("first", ["rename", "copytruncate"])
+def test_a_reader_two_rotations_behind_reads_every_file_in_order(tmp_path: Path, first: str, second: str) -> None:
+    """The reader is still in the first file when the log is rotated twice: it finishes that file, then
+    the one rotated in between, then the current one (before: the middle file was skipped)."""
+    log = tmp_path / "crawl.log"
+    a, b, c = _lines_of("a", 6), _lines_of("b", 5), _lines_of("c", 4)
+    _write(log, a)
+    tail = Tail(str(log), CFG, None)
+    assert tail.read(2)[0].data is None
+    got = _texts(tail.read(2))
+    for how, stamp, lines in ((first, "20240101000000", b), (second, "20240102000000", c)):
+        if how == "rename":
+            _rename(log, stamp)
+        else:
+            _copytruncate(log)
+        (tmp_path / "crawl.log.lck").write_text("")  # Heritrix's log handler makes its lock file anew
+        _write(log, lines)
+    got += _texts(_drain(tail, 12))
+    assert got == a + b + c
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_a_restart_two_rotations_later_reads_the_files_between(tmp_path: Path, compress: bool) -> None:
+    """Stopped in the first file; meanwhile the log was renamed twice (and the rotated files gzipped by
+    the real gzip, as logrotate's compress does): every line after the stored position is read, once."""
+    log = tmp_path / "crawl.log"
+    a, b, c = _lines_of("a", 6), _lines_of("b", 5), _lines_of("c", 4)
+    _write(log, a)
+    first = Tail(str(log), CFG, None)
+    first.read(1)
+    saved = first.read(2)[-1].position
+    first.close()
+    _rename(log, "20240101000000")
+    _write(log, b)
+    _rename(log, "20240102000000")
+    _write(log, c)
+    if compress:
+        subprocess.run(["gzip", str(tmp_path / "crawl.log.20240101000000"),
+                        str(tmp_path / "crawl.log.20240102000000")], check=True)
+    again = Tail(str(log), CFG, Position.from_json(saved.to_json()))
+    got = _drain(again, 12)
+    assert _texts(got) == a[2:] + b + c
+    assert [line for line in got if line.gap is not None] == []
+
+
+def test_a_deleted_file_is_a_gap_naming_the_file_and_bytes(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    log = tmp_path / "crawl.log"
+    a, b, c = _lines_of("a", 6), _lines_of("b", 5), _lines_of("c", 4)
+    _write(log, a)
+    first = Tail(str(log), CFG, None)
+    first.read(1)
+    saved = first.read(2)[-1].position
+    first.close()
+    _rename(log, "20240101000000")
+    _write(log, b)
+    _rename(log, "20240102000000")
+    _write(log, c)
+    (tmp_path / "crawl.log.20240101000000").unlink()  # removed (logrotate's rotate N) before it was read
+    with caplog.at_level("ERROR", logger="watcher.crawlfollow.follow"):
+        got = _drain(Tail(str(log), CFG, saved), 12)
+    gaps = [line.gap for line in got if line.gap is not None]
+    assert len(gaps) == 1 and gaps[0].start == saved.offset and gaps[0].end == len("".join(f"{x}\n" for x in a))
+    assert gaps[0].name == str(log)
+    assert _texts(got) == b + c  # the files after the gap are still read
+    assert any(str(saved.offset) in r.getMessage() and r.levelname == "ERROR" for r in caplog.records)
+
+
+def test_a_file_rotated_and_deleted_while_the_reader_was_behind_is_a_gap(tmp_path: Path) -> None:
+    """The reader is in the first rotated file when it sees the path name a second file; that one is
+    rotated and deleted before the reader gets to it: its loss is reported, naming its inode."""
+    log = tmp_path / "crawl.log"
+    a, b, c = _lines_of("a", 6), _lines_of("b", 5), _lines_of("c", 4)
+    _write(log, a)
+    tail = Tail(str(log), CFG, None)
+    tail.read(2)
+    got = _texts(tail.read(2))
+    _rename(log, "20240101000000")
+    _write(log, b)
+    second = os.stat(log)
+    got += _texts(tail.read(2))  # behind, in the first file: it sees the path name the second
+    _rename(log, "20240102000000")
+    _write(log, c)
+    (tmp_path / "crawl.log.20240102000000").unlink()
+    lines = _drain(tail, 12)
+    got += _texts(lines)
+    assert got == a + c
+    gaps = [line.gap for line in lines if line.gap is not None]
+    assert [(g.ino, g.start, g.end) for g in gaps] == [(second.st_ino, 0, second.st_size)]
+
+
+def test_a_compressed_rotated_file_is_no_gap(tmp_path: Path) -> None:
+    """The same, but the second file was compressed (gzip), not deleted: it is read, and no gap."""
+    log = tmp_path / "crawl.log"
+    a, b, c = _lines_of("a", 6), _lines_of("b", 5), _lines_of("c", 4)
+    _write(log, a)
+    tail = Tail(str(log), CFG, None)
+    tail.read(2)
+    got = _texts(tail.read(2))
+    _rename(log, "20240101000000")
+    _write(log, b[:1])
+    got += _texts(tail.read(2))  # sees the second file while it holds one line
+    _write(log, b[1:])
+    _rename(log, "20240102000000")
+    _write(log, c)
+    subprocess.run(["gzip", str(tmp_path / "crawl.log.20240102000000")], check=True)
+    lines = _drain(tail, 12)
+    assert got + _texts(lines) == a + b + c
+    assert [line.gap for line in lines if line.gap is not None] == []
+
+
+def test_a_truncation_whose_copy_is_gone_is_a_gap_and_reading_goes_on(tmp_path: Path) -> None:
+    log = tmp_path / "crawl.log"
+    a, b = _lines_of("a", 6), _lines_of("b", 3)
+    _write(log, a)
+    tail = Tail(str(log), CFG, None)
+    tail.read(2)
+    got = _texts(tail.read(2))
+    at = tail.position().offset
+    _copytruncate(log)
+    (tmp_path / "crawl.log.1").unlink()  # the copy removed before the reader got to it
+    _write(log, b)
+    lines = _drain(tail)
+    gaps = [line.gap for line in lines if line.gap is not None]
+    assert [(g.start, g.end) for g in gaps] == [(at, len("".join(f"{x}\n" for x in a)))]
+    assert got + _texts(lines) == a[:2] + b

@@ -13,8 +13,9 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from tests.fixtures.reviewdata import make_gold, scan_to
 from watcher.config import load_config
+from watcher.review.hosts import check_bind
 from watcher.review.ingest import open_input
-from watcher.review.server import check_bind, make_app
+from watcher.review.server import make_app
 from watcher.store.labels import Query
 
 
@@ -25,8 +26,8 @@ def result(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 async def _client(result: Path, tmp_path: Path, **kw: object) -> tuple[TestClient, object, object]:
-    store, review, where, _ = open_input(str(result), str(tmp_path / "r.sqlite"))
-    app = make_app(store, review, load_config(None), where=where, **kw)  # type: ignore[arg-type]
+    store, review, where, path = open_input(str(result), str(tmp_path / "r.sqlite"))
+    app = make_app(store, review, load_config(None), where=where, result=path, **kw)  # type: ignore[arg-type]
     client = TestClient(TestServer(app, host="127.0.0.1"))
     await client.start_server()
     return client, store, review
@@ -198,9 +199,9 @@ async def test_next_and_previous_cross_page_ends(result: Path, tmp_path: Path) -
     """j/k walk the filtered queue across its pages: the last row of page 1 leads to page 2's first."""
     from watcher.config import Config
 
-    store, review, where, _ = open_input(str(result), str(tmp_path / "p.sqlite"))
+    store, review, where, path = open_input(str(result), str(tmp_path / "p.sqlite"))
     cfg = Config.model_validate({"review": {"page_size": 3}})
-    client = TestClient(TestServer(make_app(store, review, cfg, where=where), host="127.0.0.1"))
+    client = TestClient(TestServer(make_app(store, review, cfg, where=where, result=path), host="127.0.0.1"))
     await client.start_server()
     try:
         order = [i.verdict_id for i in review.queue(Query(size=8)).items]

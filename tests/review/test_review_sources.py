@@ -15,6 +15,7 @@ from tests.fixtures.kafka import page_html, write_warc
 from tests.fixtures.webserver import serve
 from watcher.cli import main
 from watcher.config import Config, load_config
+from watcher.review.access import Access
 from watcher.review.content import load_content, page_text
 from watcher.review.ingest import iter_result, open_input
 from watcher.review.server import make_app
@@ -36,12 +37,13 @@ async def test_warc_captures_are_read_again_by_their_offset(tmp_path: Path) -> N
     for ref in refs:
         assert located[ref.timestamp] == f"warc:{(tmp_path / 'crawl.warc.gz').resolve()}#{ref.offset}"
     cfg = load_config(None)
+    access = Access.of(cfg, result)  # the result's folder holds the WARC
     for v, loc in iter_result(result):
-        c = await asyncio.to_thread(load_content, loc, v.uri_m, v.url, v.capture_time, cfg)
+        c = await asyncio.to_thread(load_content, loc, v.uri_m, v.url, v.capture_time, cfg, access)
         assert c.data is not None and c.error is None
         assert page_text(c, 10_000).split()  # the page's words, from the record at that offset
-    store, review, where, _ = open_input(str(result))
-    client = TestClient(TestServer(make_app(store, review, cfg, where=where), host="127.0.0.1"))
+    store, review, where, path = open_input(str(result))
+    client = TestClient(TestServer(make_app(store, review, cfg, where=where, result=path), host="127.0.0.1"))
     await client.start_server()
     try:
         off = review.queue(Query(change="off-topic")).items[0]
@@ -68,7 +70,8 @@ async def test_a_memento_is_read_raw_from_its_archive(tmp_path: Path) -> None:
     app.router.add_get("/web/{ts}/{rest:.*}", memento)
     async with serve(app) as base:
         uri_m = f"{base}/web/20240101000000/{URL}"
-        cfg = Config.model_validate({"acquire": {"allow_addresses": ["127.0.0.1/32"]}})
+        cfg = Config.model_validate({"acquire": {"allow_addresses": ["127.0.0.1/32"]},
+                                     "review": {"archives": [f"{base}/web/"]}})
         from datetime import UTC, datetime
 
         c = await asyncio.to_thread(load_content, None, uri_m, URL, datetime(2024, 1, 1, tzinfo=UTC), cfg)
@@ -76,7 +79,7 @@ async def test_a_memento_is_read_raw_from_its_archive(tmp_path: Path) -> None:
         assert seen == [f"/web/20240101000000id_/{URL}"]  # raw, one request, to the archive only
         # and without an allow-list admitting the (loopback) archive, the guard refuses it: no fetch
         c = await asyncio.to_thread(load_content, None, uri_m, URL, datetime(2024, 1, 1, tzinfo=UTC),
-                                    load_config(None))
+                                    Config.model_validate({"review": {"archives": [f"{base}/web/"]}}))
         assert c.data is None and c.error and re.search(r"blocked", c.error)
         assert len(seen) == 1
 

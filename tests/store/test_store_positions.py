@@ -13,6 +13,7 @@ from tests.fixtures.storecases import T0, make_fp, make_verdict
 from watcher.config import StoreConfig
 from watcher.errors import StoreError
 from watcher.store import BaselineStore, open_store
+from watcher.store.ledger import Message
 from watcher.store.positions import DeadLetterRow, PositionStore, positions_of
 from watcher.store.sqlbase import SQLStore
 
@@ -71,3 +72,33 @@ def test_a_dead_letter_is_stored_once_with_its_position(stores: tuple[BaselineSt
     got = pos.input_dead_letters()
     assert [(d.source, d.offset, d.reason) for d in got] == [("/x/crawl.log#1:2", 40, "unparseable")]
     assert got[0].at > 0
+
+
+def test_the_ledger_records_each_message_once_in_order(stores: tuple[BaselineStore, PositionStore]) -> None:
+    """A message is recorded once by its key (a restart making it again adds nothing), numbered in
+    order, written once; the last advice per history and the replay reads survive as the store does."""
+    store, pos = stores
+    built: list[str] = []
+
+    def build(verdicts: Any) -> list[Message]:
+        built.extend(v.verdict_id for v in verdicts)
+        return [Message(f"verdict:{v.verdict_id}:{v.version}", "verdict", '{"v": 1}') for v in verdicts]
+
+    pos.carry_ledger("log", build)
+    first = make_verdict()
+    assert store.put_verdict(first, fingerprint=make_fp())
+    assert not store.put_verdict(first)  # already stored: its message is not built again
+    pos.drop_carried()
+    assert built == [first.verdict_id]
+    alert = Message(f"alert:{first.verdict_id}", "alert", '{"a": 1}')
+    assert pos.record_line("log", None, [alert], advice=[("h1", "advice-1")]) == 1
+    assert pos.record_line("log", None, [alert, Message("verdict:other:1", "verdict", "{}")]) == 1
+    got = pos.unwritten(["log"])
+    assert [p.kind for p in got] == ["verdict", "alert", "verdict"]
+    assert got[0].seq < got[1].seq < got[2].seq  # rising (PostgreSQL's sequence may skip numbers)
+    assert pos.unwritten(["another log"]) == []
+    assert pos.record_line("log", "p9", written=[p.seq for p in got[:2]]) == 0
+    assert [p.key for p in pos.unwritten(["log"])] == ["verdict:other:1"] and pos.get_position("log") == "p9"
+    assert pos.last_advice("h1") == "advice-1" and pos.last_advice("h2") is None
+    assert [p.key for p in pos.published_since(got[0].seq)] == [alert.key, "verdict:other:1"]
+    assert pos.seq_of(f"verdict:{first.verdict_id}:") == got[0].seq and pos.seq_of("verdict:none:") is None

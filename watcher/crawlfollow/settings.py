@@ -16,6 +16,7 @@ class CrawlLogConfig(Frozen):
     batch_lines: int = Field(default=500, ge=1)  # lines read from one file before the next file gets a turn
     max_line_bytes: int = Field(default=1_000_000, ge=1024)  # a longer line is a dead letter (too_large)
     from_start: bool = True  # a path seen for the first time is read from its start (false: from its end)
+    ledger_keep: int = Field(default=100_000, ge=1000)  # written messages kept in the store's ledger (replay)
     output: str = "-"  # "-": verdicts, alerts, recommendations as JSONL on stdout; a path: appended there; "": none
 
     @field_validator("output", mode="before")

@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from ..config import Config
+from ..errors import ConfigError, DriftlineError
 
 _REVIEW_EXAMPLES = """examples:
   driftline review result.json                      labels kept in result.json.review.sqlite
+  driftline review result.json --warc-dir /data/warcs   the WARCs the scan read live in another folder
   driftline review driftline.db                     the store `driftline run` writes
   driftline review postgresql://driftline@db/driftline --read-only
   DRIFTLINE__REVIEW__TOKEN=s3cret driftline review result.jsonl --host 0.0.0.0
@@ -32,23 +35,40 @@ _LABELS_EXAMPLES = """examples:
 
 
 def run_review(args: argparse.Namespace, cfg: Config) -> int:
+    from .hosts import check_bind
     from .ingest import open_input
-    from .server import check_bind, make_app, serve, started_line
+    from .server import make_app, serve, started_line
 
     host = args.host or cfg.review.host
     port = cfg.review.port if args.port is None else args.port
     token = cfg.review.token.get_secret_value() if cfg.review.token else None
     check_bind(host, token)  # before anything is opened or imported
-    store, review, where, _ = open_input(args.input, args.store)
+    for d in args.warc_dirs:
+        if not Path(d).is_dir():
+            raise DriftlineError(f"--warc-dir {d}: no such directory", reason="usage")
+    if args.warc_dirs:  # folders captures may be read from, besides the result's own and acquire.warc_dirs
+        dirs = tuple(dict.fromkeys((*args.warc_dirs, *cfg.acquire.warc_dirs)))
+        cfg = cfg.model_copy(update={"acquire": cfg.acquire.model_copy(update={"warc_dirs": dirs})})
+    store, review, where, result = open_input(args.input, args.store)
     try:
         shots = Path(cfg.review.screenshot_dir) if cfg.review.screenshot_dir else (
             Path(f"{where}.shots") if Path(where).is_file() else Path(tempfile.gettempdir()) / "driftline-review-shots")
-        app = make_app(store, review, cfg, where=where, read_only=args.read_only, token=token, shots_dir=shots)
+        app = make_app(store, review, cfg, where=where, read_only=args.read_only, token=token, shots_dir=shots,
+                       host=host, result=result)
 
         def announce(url: str) -> None:
             print(started_line(where, url), flush=True)
 
-        asyncio.run(serve(app, host, port, announce))
+        try:
+            asyncio.run(serve(app, host, port, announce))
+        except OSError as exc:
+            if exc.errno in (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES):
+                what = {errno.EADDRINUSE: "is in use", errno.EADDRNOTAVAIL: "is not an address of this machine",
+                        errno.EACCES: "needs privileges"}[exc.errno]
+                raise ConfigError(f"review: cannot listen on {host} port {port}: the port {what}; choose "
+                                  "another with --port P (0 = a free one) or review.port",
+                                  reason="review_port") from None
+            raise
     finally:
         store.close()
     return 0
@@ -80,6 +100,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
                    "needs review.token)")
     r.add_argument("--port", type=int, metavar="P", help="port (default: review.port; 0 = a free one)")
     r.add_argument("--read-only", action="store_true", help="serve no write at all")
+    r.add_argument("--warc-dir", dest="warc_dirs", action="append", default=[], metavar="DIR",
+                   help="a folder the captures' WARC files or pages may be read from (repeatable; besides the "
+                        "scan result's folder, acquire.warc_dirs and doi.warc_dir; nothing outside them is read)")
     r.set_defaults(func=run_review)
 
     lab = sub.add_parser("labels", help="the curator's labels: export",

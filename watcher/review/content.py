@@ -13,9 +13,11 @@ import difflib
 import logging
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 
 from ..config import Config
+from ..errors import BlockedAddressError
+from ..net.http import FetchResult, HttpFetcher
+from .access import Access, Refused
 
 log = logging.getLogger(__name__)
 
@@ -28,15 +30,17 @@ class Content:
     where: str = ""
 
 
-def _warc(locator: str, url: str, when: datetime, cfg: Config) -> Content:
+def _warc(locator: str, url: str, when: datetime, cfg: Config, access: Access) -> Content:
     from ..archive.index import IndexEntry
     from ..archive.warc import RecordLoader
 
-    path, _, off = locator[len("warc:"):].rpartition("#")
+    raw, _, off = locator[len("warc:"):].rpartition("#")
     try:
-        entry = IndexEntry(key="", url=url, time=when, path=path, offset=int(off), kind="response")
+        offset = int(off)
     except ValueError:
-        return Content(None, None, "bad locator", locator)
+        return Content(None, None, "bad locator", raw[:300])
+    path = access.warc(raw, offset)
+    entry = IndexEntry(key="", url=url, time=when, path=path, offset=offset, kind="response")
     loader = RecordLoader(cfg)
     try:
         loaded = loader.load(entry)
@@ -45,27 +49,57 @@ def _warc(locator: str, url: str, when: datetime, cfg: Config) -> Content:
     return Content(loaded.content, loaded.content_type, loaded.error, path)
 
 
-def _memento(uri_m: str, cfg: Config) -> Content:
+class ArchiveOnly:
+    """The guarded client, held to the configured archives: a hop outside them is refused, not fetched."""
+
+    def __init__(self, inner: HttpFetcher, access: Access) -> None:
+        self.inner = inner
+        self.access = access
+
+    async def fetch(self, url: str, **kw: object) -> FetchResult:
+        self.access.check_uri(url)
+        return await self.inner.fetch(url, **kw)  # type: ignore[arg-type]
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+def _memento(uri_m: str, cfg: Config, access: Access) -> Content:
     from ..sources.fetch import fetch_raw, run_batch
 
-    # the batch client (address guard, size cap), with the review's own timeout
+    access.check_uri(uri_m)
+    # the batch client (address guard, size cap), with the review's own timeout, held to the archives
     cfg = cfg.model_copy(update={"scan": cfg.scan.model_copy(update={"timemap_timeout_s": cfg.review.fetch_timeout_s})})
-    res = run_batch(cfg, lambda f: fetch_raw(f, uri_m, max_redirects=cfg.scan.follow_redirects))
+    res = run_batch(cfg, lambda f: fetch_raw(ArchiveOnly(f, access), uri_m,  # type: ignore[arg-type]
+                                             max_redirects=cfg.scan.follow_redirects))
     return Content(res.content, res.content_type, res.error, uri_m)
 
 
-def load_content(locator: str | None, uri_m: str | None, url: str, when: datetime, cfg: Config) -> Content:
-    """The capture's bytes (synchronous: the server calls it in a worker thread)."""
+def load_content(locator: str | None, uri_m: str | None, url: str, when: datetime, cfg: Config,
+                 access: Access | None = None) -> Content:
+    """The capture's bytes (synchronous: the server calls it in a worker thread); ``access``: what may be
+    read (default: the roots and archives ``cfg`` names)."""
+    access = access or Access.of(cfg)
     try:
         if locator and locator.startswith("warc:"):
-            return _warc(locator, url, when, cfg)
+            return _warc(locator, url, when, cfg, access)
         if locator and locator.startswith("file:"):
-            p = Path(locator[len("file:"):])
-            return Content(p.read_bytes(), None, None, str(p))
+            p = access.path(locator[len("file:"):])
+            with open(p, "rb") as fh:
+                data = fh.read(cfg.engine.extract.max_bytes + 1)
+            if len(data) > cfg.engine.extract.max_bytes:
+                return Content(None, None, f"larger than engine.extract.max_bytes ({cfg.engine.extract.max_bytes})", p)
+            return Content(data, None, None, p)
         if uri_m and uri_m.startswith(("http://", "https://")):
-            return _memento(uri_m, cfg)
+            return _memento(uri_m, cfg, access)
+    except Refused as exc:
+        log.warning("review: refused to read a capture: %s", exc)
+        return Content(None, None, f"refused: {exc}", "")
+    except BlockedAddressError as exc:
+        log.warning("review: %s", exc)
+        return Content(None, None, f"refused: {exc}", "")
     except OSError as exc:
-        return Content(None, None, f"unreadable: {exc}", locator or "")
+        return Content(None, None, f"unreadable: {exc.strerror or type(exc).__name__}", "")
     return Content(None, None, "no archived copy is known for this capture")
 
 

@@ -28,6 +28,7 @@ from ..model import Capture, Verdict, ts14
 from ..step import same_verdict
 from ..store.base import BaselineStore
 from ..store.labels import SQLReview
+from .access import Access
 from .content import load_content
 
 log = logging.getLogger(__name__)
@@ -39,16 +40,17 @@ def pinned_config(cfg: Config, pins: dict[str, str]) -> Config:
     return cfg.model_copy(update={"engine": cfg.engine.model_copy(update={"baseline": base})})
 
 
-def _capture(v: Verdict, review: SQLReview, cfg: Config) -> Capture:
-    c = load_content(review.source(v.verdict_id), v.uri_m, v.url, v.capture_time, cfg)
+def _capture(v: Verdict, review: SQLReview, cfg: Config, access: Access | None) -> Capture:
+    c = load_content(review.source(v.verdict_id), v.uri_m, v.url, v.capture_time, cfg, access)
     return Capture(url=v.url, timestamp=v.capture_time, content=c.data, content_type=c.content_type,
                    uri_m=v.uri_m, history=v.history, seed=v.seed, job=v.job, label=v.label,
                    error=None if c.data is not None else (c.error or "unreadable"))
 
 
 def pin_baseline(store: BaselineStore, review: SQLReview, verdict_id: str, cfg: Config,
-                 reviewer: str = "curator") -> list[Verdict]:
-    """Pin ``verdict_id``'s capture as its history's baseline and re-score; returns the new versions."""
+                 reviewer: str = "curator", access: Access | None = None) -> list[Verdict]:
+    """Pin ``verdict_id``'s capture as its history's baseline and re-score; returns the new versions.
+    ``access``: what the captures may be re-read from (:func:`~watcher.review.content.load_content`)."""
     item = review.item(verdict_id)
     if item is None:
         return []
@@ -57,7 +59,7 @@ def pin_baseline(store: BaselineStore, review: SQLReview, verdict_id: str, cfg: 
     olds = [v for v in stored.values() if v is not None]
     if review.source(verdict_id) is None and any(v.verdict_id == verdict_id for v, _ in store.logged(item.history)):
         return _pin_in_stream(store, review, verdict_id, cfg, pins, reviewer)
-    captures = [_capture(v, review, cfg) for v in olds]
+    captures = [_capture(v, review, cfg, access) for v in olds]
     unread = {ts14(c.timestamp) for c in captures if c.content is None}
     engine = Engine(pinned_config(cfg, pins).engine)
     profile = olds[0].profile if olds else None

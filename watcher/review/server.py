@@ -8,9 +8,18 @@ Security model.  The page changes data (labels, baselines, mutes), so:
 - every write is a POST carrying the page's CSRF token (form field ``csrf`` or header
   ``X-CSRF-Token``), compared in constant time; a POST from another origin is refused too;
 - ``read_only`` registers no write route at all (a POST finds no route);
+- a request whose ``Host`` is not the bound address, localhost or one of ``review.allowed_hosts`` is
+  refused (421) before any handler runs: a page on another site that resolves its own name to this
+  machine (DNS rebinding) gets neither the page nor its CSRF token;
 - archived HTML is served only to a sandboxed frame (``sandbox`` without ``allow-scripts`` or
-  ``allow-same-origin``), with a Content-Security-Policy that refuses every fetch (``default-src
-  'none'``): the reviewer's browser never reaches the live web, whatever the page links to;
+  ``allow-same-origin``), its URLs rewritten to the server's resource route (answered from the
+  capture's WARC or configured archive, else 404) and under a Content-Security-Policy that admits
+  no origin but the review server's (:mod:`watcher.review.frames`): the reviewer's browser never
+  reaches the live web, whatever the page links to;
+- captures are read only from files under the operator's roots and from ``review.archives``
+  (:mod:`watcher.review.access`);
+- the token cookie is ``Secure`` when the request came over HTTPS (or ``X-Forwarded-Proto: https``
+  with ``review.trust_forwarded_proto``);
 - templates autoescape everything a capture holds (titles, text, reasons, notes).
 """
 
@@ -20,7 +29,6 @@ import asyncio
 import contextlib
 import dataclasses
 import hmac
-import ipaddress
 import logging
 import secrets
 import time
@@ -37,12 +45,17 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry, Gauge
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
+from ..acquire.archived import WarcIndexCache
 from ..config import Config
-from ..errors import ConfigError, DriftlineError
+from ..errors import DriftlineError
 from ..model import Verdict
+from ..net.http import HttpFetcher
 from ..store.base import BaselineStore
 from ..store.labels import LABELS, POLARITY, SEVERITY, Item, Query, SQLReview
+from .access import Access
 from .content import Content, load_content, page_text, word_diff
+from .frames import SECURITY_HEADERS, archived_csp, document, local_route, resolver_for, resource
+from .hosts import answered_hosts, host_ok
 from .shots import Shots
 
 log = logging.getLogger(__name__)
@@ -50,27 +63,9 @@ log = logging.getLogger(__name__)
 HERE = Path(__file__).parent
 # One key per label (shown on the controls); j/k move, n writes a note.
 KEYS = {"on-topic": "o", "off-topic": "x", "drifted": "d", "unchanged": "u", "blocked": "b", "unsure": "s"}
-ARCHIVED_CSP = ("sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; "
-                "form-action 'none'; frame-ancestors 'self'; base-uri 'none'")
 PAGE_CSP = ("default-src 'self'; frame-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
-            "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+            "connect-src 'self'; object-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 STORE_KEY = web.AppKey("review_state", object)
-
-
-def is_loopback(host: str) -> bool:
-    if host in ("localhost", "localhost.localdomain"):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def check_bind(host: str, token: str | None) -> None:
-    """Refuse (one line) a non-loopback address without a token."""
-    if not is_loopback(host) and not token:
-        raise ConfigError(f"review: refusing to serve on {host} without a token: set review.token "
-                          "(DRIFTLINE__REVIEW__TOKEN) or bind 127.0.0.1", reason="review_token")
 
 
 @dataclass
@@ -88,8 +83,13 @@ class ReviewState:
     labelled: Gauge
     cache: OrderedDict[str, Content]
     lock: asyncio.Lock
+    access: Access
+    hosts: frozenset[str]  # Host names answered (lower case, no port, IPv6 without brackets)
+    any_ip: bool  # bound to a wildcard address: any IP-literal Host is answered (rebinding needs a name)
+    index: WarcIndexCache
     header: tuple[float, dict[str, Any]] | None = None  # (when, figures): the page header's, see _header
     shots: Shots | None = None
+    fetcher: HttpFetcher | None = None  # the archives' raw replay, for subresources (started on first use)
 
 
 def _state(request: web.Request) -> ReviewState:
@@ -125,9 +125,11 @@ def _refresh_metrics(st: ReviewState) -> dict[str, Any]:
     st.reviewed.set(n)
     total = sum(a for a, _ in agree.values())
     ok = sum(b for _, b in agree.values())
+    st.agreement.clear()  # a class with no label has no agreement: no sample, not 0.0
     for change, (a, b) in agree.items():
         st.labelled.labels(change=change).set(a)
-        st.agreement.labels(change=change).set(b / a if a else 0.0)
+        if a:
+            st.agreement.labels(change=change).set(b / a)
     return {"reviewed": n, "agreement": (ok / total) if total else None,
             "per_class": {c: (b / a if a else None, a) for c, (a, b) in sorted(agree.items())}}
 
@@ -148,7 +150,8 @@ def _header(st: ReviewState) -> dict[str, Any]:
 def _ctx(request: web.Request, **extra: Any) -> dict[str, Any]:
     st = _state(request)
     return {"csrf": st.csrf, "read_only": st.read_only, "labels": LABELS, "keys": KEYS, "where": st.where,
-            "header": _header(st), "severity": SEVERITY, **extra}
+            "header": _header(st), "severity": SEVERITY,
+            "in_archive": lambda uri: st.access.archive_of(uri or "") is not None, **extra}
 
 
 async def queue(request: web.Request) -> web.StreamResponse:
@@ -173,7 +176,7 @@ async def _content(st: ReviewState, v: Verdict | None, key: str) -> Content:
             st.cache.move_to_end(key)
             return hit
     locator = st.review.source(v.verdict_id)
-    c = await asyncio.to_thread(load_content, locator, v.uri_m, v.url, v.capture_time, st.cfg)
+    c = await asyncio.to_thread(load_content, locator, v.uri_m, v.url, v.capture_time, st.cfg, st.access)
     async with st.lock:
         st.cache[key] = c
         while len(st.cache) > 64:
@@ -247,28 +250,77 @@ def _neighbours(st: ReviewState, q: Query, vid: str) -> tuple[str | None, str | 
     return link(prev), link(nxt)
 
 
+def is_https(request: web.Request) -> bool:
+    """Whether the browser reached the page over HTTPS: TLS here, or a trusted proxy says so."""
+    if request.secure:
+        return True
+    st = _state(request)
+    proto = request.headers.get("X-Forwarded-Proto", "").split(",")[0].strip().lower()
+    return st.cfg.review.trust_forwarded_proto and proto == "https"
+
+
+def _archived_headers(request: web.Request, *, nested: bool = False) -> dict[str, str]:
+    origin = f"{'https' if is_https(request) else 'http'}://{request.host}"
+    return {"Content-Security-Policy": archived_csp(origin, nested=nested), **SECURITY_HEADERS,
+            "Cache-Control": "private, max-age=600"}
+
+
+async def _side(st: ReviewState, vid: str, which: str) -> Verdict | None:
+    """The verdict whose capture is shown on ``which`` side of ``vid``'s detail view."""
+    v = await asyncio.to_thread(st.store.get_verdict, vid)
+    if v is None or which == "capture":
+        return v
+    timeline = await asyncio.to_thread(st.review.timeline, v.history)
+    return _baseline_verdict(st, v, timeline)
+
+
 async def archived(request: web.Request) -> web.StreamResponse:
-    """The archived HTML of a capture, for the sandboxed frame only (no script, no fetch)."""
+    """The archived HTML of a capture, for the sandboxed frame only: its URLs pointed at
+    :func:`archived_resource`, under a policy that admits no other origin (no script, no form)."""
     st = _state(request)
     vid, which = request.match_info["vid"], request.match_info["which"]
-    v = await asyncio.to_thread(st.store.get_verdict, vid)
-    if v is None:
+    if await asyncio.to_thread(st.store.get_verdict, vid) is None:
         raise web.HTTPNotFound()
-    if which == "baseline":
-        timeline = await asyncio.to_thread(st.review.timeline, v.history)
-        v2 = _baseline_verdict(st, v, timeline)
-        c = await _content(st, v2, f"{vid}:baseline")
-    else:
-        c = await _content(st, v, vid)
-    headers = {"Content-Security-Policy": ARCHIVED_CSP, "X-Content-Type-Options": "nosniff",
-               "Referrer-Policy": "no-referrer", "Cache-Control": "private, max-age=600"}
-    if c.data is None:
+    target = await _side(st, vid, which)
+    c = await _content(st, target, vid if which == "capture" else f"{vid}:baseline")
+    headers = _archived_headers(request)
+    if c.data is None or target is None:
         return web.Response(text=f"no archived copy: {c.error or 'unknown'}", content_type="text/plain",
                             headers=headers)
-    from ..extract.decode import decode
+    body, ctype = await asyncio.to_thread(document, c.data, c.content_type or "text/html", target.url,
+                                          local_route(vid, which))
+    return web.Response(body=body, headers={**headers, "Content-Type": ctype})
 
-    text, _ = decode(c.data, c.content_type)
-    return web.Response(text=text, content_type="text/html", headers=headers)
+
+async def archived_resource(request: web.Request) -> web.StreamResponse:
+    """A subresource of an archived capture (``?which=capture|baseline&url=``): from the capture's WARC
+    file (nearest its time) or its configured archive; 404 when neither holds it; never the live web."""
+    st = _state(request)
+    vid, which, url = request.match_info["vid"], request.query.get("which", "capture"), request.query.get("url", "")
+    headers = _archived_headers(request, nested=True)
+    target = await _side(st, vid, which if which in ("capture", "baseline") else "capture")
+    if target is None:
+        raise web.HTTPNotFound(text="no such capture", headers=headers)
+    locator = await asyncio.to_thread(st.review.source, target.verdict_id)
+    if st.fetcher is None and st.access.archive_of(target.uri_m or "") is not None:
+        st.fetcher = _archive_fetcher(st.cfg)
+    resolver = resolver_for(st.access, locator, target.uri_m, st.index, st.fetcher)
+    got = await resource(resolver, url, target.capture_time)
+    if got is None:
+        return web.Response(status=404, text="not archived", headers=headers)
+    given = next((v for k, v in got.headers.items() if k.lower() == "content-type"), None)
+    body, ctype = await asyncio.to_thread(document, got.body, given, url, local_route(vid, which))
+    return web.Response(status=got.status if 200 <= got.status < 600 else 200, body=body,  # as archived
+                        headers={**headers, "Content-Type": ctype})
+
+
+def _archive_fetcher(cfg: Config) -> HttpFetcher:
+    from ..net.netguard import AddressPolicy
+
+    live = cfg.acquire.live.model_copy(update={"timeout_s": cfg.review.fetch_timeout_s,
+                                               "max_bytes": cfg.engine.extract.max_bytes})
+    return HttpFetcher(live, AddressPolicy(cfg.acquire.allow_addresses), per_host_delay_s=0.0,
+                       max_decompress_ratio=cfg.engine.extract.max_decompress_ratio)
 
 
 # -- writes -------------------------------------------------------------------
@@ -337,7 +389,8 @@ async def post_pin(request: web.Request) -> web.StreamResponse:
     from .rescore import pin_baseline
 
     try:
-        changed = await asyncio.to_thread(pin_baseline, st.store, st.review, vid, st.cfg, st.cfg.review.reviewer)
+        changed = await asyncio.to_thread(pin_baseline, st.store, st.review, vid, st.cfg, st.cfg.review.reviewer,
+                                          st.access)
     except DriftlineError as exc:
         raise web.HTTPBadRequest(text=str(exc)) from exc
     async with st.lock:
@@ -385,6 +438,11 @@ async def metrics(request: web.Request) -> web.StreamResponse:
     return web.Response(body=generate_latest(st.registry), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
 
+async def favicon(_: web.Request) -> web.StreamResponse:
+    return web.FileResponse(HERE / "static" / "favicon.svg", headers={"Content-Type": "image/svg+xml",
+                                                                      "Cache-Control": "max-age=86400"})
+
+
 # -- middleware -----------------------------------------------------------------
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -393,6 +451,11 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 @web.middleware
 async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     st = _state(request)
+    if not host_ok(st.hosts, st.any_ip, request.headers.get("Host")):
+        log.warning("review: refused a request for host %r (not the bound address, localhost or "
+                    "review.allowed_hosts)", (request.headers.get("Host") or "")[:100])
+        return web.Response(status=421, text="this review server does not answer for that host name "
+                            "(add it to review.allowed_hosts)\n", headers={"Content-Security-Policy": PAGE_CSP})
     fresh = False
     if st.token:
         given = request.query.get("token") or request.cookies.get("driftline_review", "")
@@ -404,15 +467,21 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         resp.headers["Content-Security-Policy"] = PAGE_CSP
     resp.headers.setdefault("X-Content-Type-Options", "nosniff")
     resp.headers.setdefault("Referrer-Policy", "no-referrer")
+    resp.headers.setdefault("X-DNS-Prefetch-Control", "off")
     if fresh and st.token:
-        resp.set_cookie("driftline_review", st.token, httponly=True, samesite="Strict")
+        resp.set_cookie("driftline_review", st.token, httponly=True, samesite="Strict", secure=is_https(request))
     return resp
 
 
 def make_app(store: BaselineStore, review: SQLReview, cfg: Config, *, where: str, read_only: bool = False,
-             token: str | None = None, shots_dir: Path | None = None) -> web.Application:
-    """The review app; ``shots_dir``: where screenshots are cached (None: no screenshots)."""
+             token: str | None = None, shots_dir: Path | None = None, host: str = "127.0.0.1",
+             result: Path | None = None) -> web.Application:
+    """The review app; ``shots_dir``: where screenshots are cached (None: no screenshots); ``host``: the
+    bound address (answered as a Host name); ``result``: the scan result read (its folder is a root
+    locators may point into)."""
     registry = CollectorRegistry()
+    access = Access.of(cfg, result)
+    hosts, any_ip = answered_hosts(host, cfg.review.allowed_hosts)
     st = ReviewState(
         store=store, review=review, cfg=cfg, where=where, read_only=read_only, token=token,
         csrf=secrets.token_urlsafe(32), registry=registry,
@@ -422,11 +491,11 @@ def make_app(store: BaselineStore, review: SQLReview, cfg: Config, *, where: str
                         registry=registry),
         labelled=Gauge("driftline_review_labelled", "Labelled captures with a topic polarity, per driftline change "
                        "class", ["change"], registry=registry),
-        cache=OrderedDict(), lock=asyncio.Lock(),
-        shots=Shots(cfg, shots_dir) if shots_dir is not None and cfg.review.screenshots else None)
-    for c in SEVERITY:  # every series exported from the start (the metrics module's convention)
-        st.agreement.labels(change=c).set(0.0)
-        st.labelled.labels(change=c).set(0)
+        cache=OrderedDict(), lock=asyncio.Lock(), access=access, hosts=hosts, any_ip=any_ip,
+        index=WarcIndexCache(cfg, cfg.render.archive_index_files),
+        shots=Shots(cfg, shots_dir, access) if shots_dir is not None and cfg.review.screenshots else None)
+    for c in SEVERITY:  # every count exported from the start (the metrics module's convention); an
+        st.labelled.labels(change=c).set(0)  # agreement only where there are labels to agree
     app = web.Application(middlewares=[guard], client_max_size=1 << 20)
     app[STORE_KEY] = st
     env = aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True,
@@ -435,12 +504,16 @@ def make_app(store: BaselineStore, review: SQLReview, cfg: Config, *, where: str
     app.router.add_get("/", queue)
     app.router.add_get("/v/{vid}", detail)
     app.router.add_get("/archived/{vid}/{which:capture|baseline}", archived)
+    app.router.add_get("/archived/{vid}/res", archived_resource)
+    app.router.add_get("/favicon.ico", favicon)
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/shot/{vid}/{which:capture|baseline}.png", screenshot)
 
     async def close_shots(_: web.Application) -> None:
         if st.shots is not None:
             await st.shots.close()
+        if st.fetcher is not None:
+            await st.fetcher.close()
 
     async def follow(_: web.Application) -> AsyncIterator[None]:
         """Verdicts a running ``driftline run`` stores meanwhile join the queue (one sync a minute)."""

@@ -7,7 +7,9 @@ whoever reaches it change labels and baselines, so any address other than loopba
 
 from __future__ import annotations
 
-from pydantic import Field, SecretStr
+from urllib.parse import urlsplit
+
+from pydantic import Field, SecretStr, field_validator
 
 from ..confbase import Frozen
 
@@ -29,3 +31,21 @@ class ReviewConfig(Frozen):
     # A running `driftline run` on the same store publishes the versions a pin re-scored to its results
     # topic (the review page writes them to the store's outbox); it looks this often.
     republish_interval_s: float = Field(default=5.0, gt=0)
+    # Host names (or addresses) the page answers to besides the bound address and localhost/127.0.0.1/[::1]:
+    # any other Host header is refused (421) before a handler runs (DNS rebinding).
+    allowed_hosts: tuple[str, ...] = ()
+    # Archive replay prefixes (e.g. https://web.archive.org/web/) a capture's URI-M may be re-read from;
+    # a URI-M under none of them is never fetched.  Empty: captures are read from files only.
+    archives: tuple[str, ...] = ()
+    # Behind a TLS-terminating proxy: take X-Forwarded-Proto: https as "served over HTTPS" (the token
+    # cookie then gets Secure).  Only when the proxy sets that header itself.
+    trust_forwarded_proto: bool = False
+
+    @field_validator("archives")
+    @classmethod
+    def _archive_prefixes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for prefix in value:
+            p = urlsplit(prefix)
+            if p.scheme not in ("http", "https") or not p.hostname or p.username or p.password:
+                raise ValueError(f"{prefix!r} is not an http(s) archive prefix such as https://web.archive.org/web/")
+        return value

@@ -2,11 +2,13 @@
 
 The rendering is the engine's own archived rendering (:meth:`watcher.acquire.render.RenderPool.
 screenshot_archived`): Chromium gets the captured document, and each request the page makes is answered
-by a resolver -- the capture's own WARC file (:class:`~watcher.acquire.archived.WarcFileResolver`), or
-the archive the URI-M names (raw replay, ``id_``) -- or with a 404; nothing reaches the network
-otherwise.  A gold directory's page has no archive behind it: its subresources are all 404.  PNGs are
-cached on disk by verdict id (a re-scored capture still shows the same page), so each is rendered
-once.
+by a resolver -- the capture's own WARC file (:class:`~watcher.acquire.archived.WarcFileResolver`) when
+it lies under the operator's roots, or the archive the URI-M names (raw replay, ``id_``) when it is one
+of ``review.archives`` -- or with a 404; a redirect the archive cannot follow inside itself is a 404 too
+(Chromium would follow a 3xx it is handed on its own).  Chromium itself resolves no host name
+(``--host-resolver-rules``), so nothing reaches the network otherwise.  A gold directory's page has no
+archive behind it: its subresources are all 404.  PNGs are cached on disk by verdict id (a re-scored
+capture still shows the same page), so each is rendered once.
 """
 
 from __future__ import annotations
@@ -14,34 +16,27 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import re
 from datetime import datetime
 from pathlib import Path
 
-from ..acquire.archived import ArchiveResolver, ReplayResolver, WarcFileResolver, WarcIndexCache
+from ..acquire.archived import WarcIndexCache
 from ..acquire.render import RenderPool
 from ..config import Config
 from ..errors import DriftlineError
 from ..net.http import FetchResult
+from .access import Access
 from .content import Content
+from .frames import resolver_for
 
 log = logging.getLogger(__name__)
-
-_WAYBACK = re.compile(r"^(https?://.+?)/(\d{14})(?:[a-z]{2}_)?/(https?://.+)$")
-
-
-class _Nothing:
-    """No archive behind the capture (a gold file): every subresource is missing."""
-
-    async def resolve(self, url: str, when: datetime) -> FetchResult | None:
-        return None
 
 
 class Shots:
     """Renders and caches screenshots; the Chromium pool starts on the first one."""
 
-    def __init__(self, cfg: Config, cache_dir: Path) -> None:
+    def __init__(self, cfg: Config, cache_dir: Path, access: Access) -> None:
         self.cfg = cfg
+        self.access = access
         self.cache_dir = cache_dir
         self._pool: RenderPool | None = None
         self._lock = asyncio.Lock()
@@ -54,18 +49,10 @@ class Shots:
     async def _get_pool(self) -> RenderPool:
         async with self._lock:
             if self._pool is None:
-                pool = RenderPool(self.cfg.render, (), fetch=self.cfg.acquire.live)
+                pool = RenderPool(self.cfg.render, self.cfg.acquire.allow_addresses, fetch=self.cfg.acquire.live)
                 await pool.start()
                 self._pool = pool
             return self._pool
-
-    def _resolver(self, pool: RenderPool, locator: str | None, uri_m: str | None) -> ArchiveResolver:
-        if locator and locator.startswith("warc:"):
-            return WarcFileResolver(locator[5:].rpartition("#")[0], self._index)
-        m = _WAYBACK.match(uri_m or "")
-        if m:
-            return ReplayResolver(m.group(1), pool.fetcher)
-        return _Nothing()
 
     async def png(self, key: str, url: str, when: datetime, content: Content, locator: str | None,
                   uri_m: str | None) -> bytes:
@@ -82,7 +69,8 @@ class Shots:
         pool = await self._get_pool()
         headers = {"Content-Type": content.content_type or "text/html"}
         doc = FetchResult(url=url, status=200, headers=headers, body=content.data)
-        png = await pool.screenshot_archived(url, doc, self._resolver(pool, locator, uri_m), when)
+        resolver = resolver_for(self.access, locator, uri_m, self._index, pool.fetcher)
+        png = await pool.screenshot_archived(url, doc, resolver, when)
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         tmp.write_bytes(png)

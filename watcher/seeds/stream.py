@@ -45,6 +45,9 @@ class SeedReporter:
         self._latest: OrderedDict[str, SeedReport] = OrderedDict()
         self._last_sent: dict[str, float] = {}
         self._advice: dict[str, str] = {}
+        # Where a history's last published advice is kept beyond this process (the store's advice ledger,
+        # set by ``driftline run --crawl-log``): asked when this process has not seen the history's advice.
+        self.advice_of: Callable[[str], str | None] | None = None
 
     def observe(self, verdict: Verdict, store: VerdictReader) -> SeedReport | None:
         """The history's new report when one is due after ``verdict`` (already stored), else None."""
@@ -70,13 +73,23 @@ class SeedReporter:
     def advice_changed(self, history: str, advice_id: str) -> bool:
         """Whether ``advice_id`` (a guidance recommendation's id, stable while the advice stands) is
         new for ``history``; it is remembered as the history's advice."""
+        known = history in self._advice
+        last = None if known or self.advice_of is None else self.advice_of(history)
         with self._lock:
+            if not known and last is not None:
+                self._advice.setdefault(history, last)
             if self._advice.get(history) == advice_id:
                 return False
             self._advice[history] = advice_id
             if len(self._advice) > self.cfg.max_tracked_seeds:
                 self._advice.pop(next(iter(self._advice)))
             return True
+
+    def forget_advice(self) -> None:
+        """Drop the advice remembered in memory (it was decided but never recorded: a store write failed),
+        so that the next decision asks :attr:`advice_of` again."""
+        with self._lock:
+            self._advice.clear()
 
     def snapshot(self) -> list[SeedReport]:
         with self._lock:

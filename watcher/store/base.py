@@ -10,10 +10,21 @@ a capture twice changes nothing.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..model import Fingerprint, Verdict
 from ..state import HistoryState
+
+
+class Rows(Protocol):
+    """The part of a DB-API cursor the shared code reads."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
 
 
 class BaselineStore(Protocol):

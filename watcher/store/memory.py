@@ -125,7 +125,7 @@ class MemoryStore(MemoryPositions):
                 self._states[h] = stored
             for vid in alerts:
                 self._alerts.setdefault(vid, "pending")
-            self._write_carried()  # a followed file's position, with the verdicts of its line
+            self._write_carried(None, (verdict, *corrections))  # a followed file's position and messages
             for _, old in rows:
                 got = self._fps.get(old.verdict_id)
                 if got is not None and got[0] < now - self.rescore_window_s:

@@ -32,17 +32,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ..errors import ConfigError, StoreError
-
-
-class Rows(Protocol):
-    """The part of a DB-API cursor the shared code reads."""
-
-    @property
-    def rowcount(self) -> int: ...
-
-    def fetchone(self) -> Any: ...
-
-    def fetchall(self) -> list[Any]: ...
+from ..model import Verdict
+from .base import Rows
+from .ledger import LedgerBuilder, MemoryLedger, Message, Published, SQLLedger
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +56,9 @@ _DDL = (
 )
 
 
-class SQLPositions:
-    """The positions and dead letters of :class:`~watcher.store.sqlbase.SQLStore` (a mixin)."""
+class SQLPositions(SQLLedger):
+    """The positions and dead letters of :class:`~watcher.store.sqlbase.SQLStore` (a mixin), with the
+    ledger of published messages (:mod:`.ledger`)."""
 
     POSITION_DDL: ClassVar[tuple[str, ...]] = _DDL
     _carried: tuple[str, str] | None = None
@@ -92,7 +85,7 @@ class SQLPositions:
         try:
             with self.transaction() as c:
                 self._lock_schema(c)
-                for stmt in self.POSITION_DDL:
+                for stmt in (*self.POSITION_DDL, *self._ledger_ddl()):
                     self.run(c, stmt)
         except self.DB_ERRORS as exc:
             raise StoreError(f"cannot create the position tables in {self.where}: {exc}", reason="store_write") \
@@ -113,12 +106,16 @@ class SQLPositions:
 
     def drop_carried(self) -> None:
         self._carried = None
+        self._carried_ledger = None
 
-    def _write_carried(self, c: Any) -> None:
-        """Called by ``put_verdict`` inside its transaction: write the carried position, if any.  It stays
-        carried until :meth:`drop_carried`, so a transaction retried after a failure writes it again."""
+    def _write_carried(self, c: Any, verdicts: Sequence[Verdict] = ()) -> None:
+        """Called by ``put_verdict`` inside its transaction: write the carried position, if any, and the
+        ledger messages of ``verdicts`` (the stored verdict and its corrections) if a builder is carried.
+        Both stay carried until :meth:`drop_carried`, so a transaction retried after a failure writes
+        them again."""
         if self._carried is not None:
             self._upsert_position(c, *self._carried)
+        self._write_ledger(c, verdicts)
 
     def _upsert_position(self, c: Any, stream: str, position: str) -> None:
         self.run(c, "INSERT INTO input_positions (stream, position, at) VALUES (?, ?, ?) ON CONFLICT (stream) "
@@ -130,13 +127,29 @@ class SQLPositions:
         try:
             with self.transaction() as c:
                 if dead_letter is not None:
-                    d = dead_letter
-                    self.run(c, "INSERT INTO input_dead_letters (source, line_offset, reason, body, at) VALUES "
-                              "(?, ?, ?, ?, ?) ON CONFLICT (source, line_offset) DO NOTHING",
-                              (d.source, d.offset, d.reason, d.body, d.at or time.time()))
+                    self._insert_dead_letter(c, dead_letter)
                 self._upsert_position(c, stream, position)
         except self.DB_ERRORS as exc:
             raise StoreError(f"cannot store the position in {self.where}: {exc}", reason="store_write") from exc
+
+    def _insert_dead_letter(self, c: Any, d: DeadLetterRow) -> None:
+        self.run(c, "INSERT INTO input_dead_letters (source, line_offset, reason, body, at) VALUES "
+                  "(?, ?, ?, ?, ?) ON CONFLICT (source, line_offset) DO NOTHING",
+                  (d.source, d.offset, d.reason, d.body, d.at or time.time()))
+
+    def record_line(self, stream: str, position: str | None, messages: Sequence[Message] = (), *,
+                    dead_letter: DeadLetterRow | None = None, advice: Sequence[tuple[str, str]] = (),
+                    written: Sequence[int] = (), keep: int = 0) -> int:
+        """One transaction for a line's outcome: its messages recorded in the ledger (returns how many
+        were new), the last advice, the messages written out since, its dead letter and its position."""
+
+        def rows(c: Any) -> None:
+            if dead_letter is not None:
+                self._insert_dead_letter(c, dead_letter)
+            if position is not None:
+                self._upsert_position(c, stream, position)
+
+        return self.record(stream, messages, advice=advice, written=written, keep=keep, also=rows)
 
     def input_dead_letters(self, limit: int = 1000) -> list[DeadLetterRow]:
         """The stored dead letters, oldest first."""
@@ -153,7 +166,7 @@ class SQLPositions:
         return [str(r[0]) for r in rows]
 
 
-class MemoryPositions:
+class MemoryPositions(MemoryLedger):
     """The same for :class:`~watcher.store.memory.MemoryStore` (nothing survives the process)."""
 
     _carried: tuple[str, str] | None = None
@@ -183,10 +196,26 @@ class MemoryPositions:
 
     def drop_carried(self) -> None:
         self._carried = None
+        self._carried_ledger = None
 
-    def _write_carried(self, c: Any = None) -> None:
+    def _write_carried(self, c: Any = None, verdicts: Sequence[Verdict] = ()) -> None:
         if self._carried is not None:
             self._positions()[self._carried[0]] = self._carried[1]
+        self._write_ledger(c, verdicts)
+
+    def record_line(self, stream: str, position: str | None, messages: Sequence[Message] = (), *,
+                    dead_letter: DeadLetterRow | None = None, advice: Sequence[tuple[str, str]] = (),
+                    written: Sequence[int] = (), keep: int = 0) -> int:
+
+        def rows(_c: Any) -> None:
+            if dead_letter is not None:
+                key = (dead_letter.source, dead_letter.offset)
+                self._letters().setdefault(key, dead_letter if dead_letter.at else
+                                           DeadLetterRow(*key, dead_letter.reason, dead_letter.body, time.time()))
+            if position is not None:
+                self._positions()[stream] = position
+
+        return self.record(stream, messages, advice=advice, written=written, keep=keep, also=rows)
 
     def set_position(self, stream: str, position: str, dead_letter: DeadLetterRow | None = None) -> None:
         with self._lock:
@@ -230,6 +259,20 @@ class PositionStore(Protocol):
     def input_dead_letters(self, limit: int = 1000) -> list[DeadLetterRow]: ...
 
     def pending_alert_ids(self) -> list[str]: ...
+
+    def carry_ledger(self, stream: str, build: LedgerBuilder) -> None: ...
+
+    def record_line(self, stream: str, position: str | None, messages: Sequence[Message] = (), *,
+                    dead_letter: DeadLetterRow | None = None, advice: Sequence[tuple[str, str]] = (),
+                    written: Sequence[int] = (), keep: int = 0) -> int: ...
+
+    def unwritten(self, streams: Sequence[str]) -> list[Published]: ...
+
+    def published_since(self, after_seq: int, limit: int = 10_000) -> list[Published]: ...
+
+    def seq_of(self, key_prefix: str) -> int | None: ...
+
+    def last_advice(self, history: str) -> str | None: ...
 
 
 def positions_of(store: object) -> PositionStore:

@@ -47,7 +47,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from ..errors import ConfigError, StoreError
 from ..model import utc
-from .positions import Rows
+from .base import Rows
 from .sqlbase import SQLStore
 
 log = logging.getLogger(__name__)
@@ -128,6 +128,7 @@ class PostgresStore(SQLStore):
 
     SCHEMA_VERSION: ClassVar[int] = SCHEMA_VERSION
     SCHEMA: ClassVar[str] = _SCHEMA
+    LEDGER_SEQ: ClassVar[str] = "seq BIGSERIAL PRIMARY KEY"
     DB_ERRORS: ClassVar[tuple[type[Exception], ...]] = (psycopg.Error,)
 
     def __init__(

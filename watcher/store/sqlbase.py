@@ -37,8 +37,9 @@ from typing import Any, ClassVar
 from ..errors import StoreError
 from ..model import Fingerprint, Verdict
 from ..state import HistoryState, Reference
+from .base import Rows
 from .codec import decode_fingerprint, decode_state, decode_verdict, encode_fingerprint, encode_state, encode_verdict
-from .positions import Rows, SQLPositions
+from .positions import SQLPositions
 
 
 class _Rejected(Exception):  # noqa: N818 - a control-flow signal, not an error
@@ -283,7 +284,7 @@ class SQLStore(SQLPositions, ABC):
                 for vid in alerts:  # the alert is owed from the moment the verdict exists
                     self.run(c, "INSERT INTO alerts (verdict_id, state, at) VALUES (?, 'pending', ?) "
                               "ON CONFLICT (verdict_id) DO NOTHING", (vid, now))
-                self._write_carried(c)  # a followed file's position, with the verdicts of its line
+                self._write_carried(c, (verdict, *corrections))  # a followed file's position and messages
                 self.run(c, "UPDATE verdicts SET fingerprint = NULL WHERE history = ? AND fingerprint IS NOT NULL "
                           "AND received_at < ?", (h, now - self.rescore_window_s))
                 if int(seen) > self.history_limit:  # n counts every verdict ever stored: an upper bound

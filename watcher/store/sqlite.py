@@ -37,8 +37,8 @@ from typing import Any, ClassVar
 
 from ..errors import StoreError
 from ..model import utc
+from .base import Rows
 from .codec import parse_iso
-from .positions import Rows
 from .sqlbase import SQLStore
 
 log = logging.getLogger(__name__)
