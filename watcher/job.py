@@ -52,6 +52,11 @@ class Job:
     done: Verdict | None = None
 
     @property
+    def same_digest(self) -> str | None:
+        """The payload digest of the reference this capture repeats, if any."""
+        return self.same.fingerprint.digest if self.same is not None else None
+
+    @property
     def needs_payload(self) -> bool:
         """False when the capture needs no fetch: re-delivered, or the same payload as the reference."""
         return self.done is None and self.same is None

@@ -174,7 +174,8 @@ class Watcher:
         return Rescored(verdict, after, corrections, final)
 
     def _fingerprint(self, job: Job, cap: Capture) -> Fingerprint:
-        fp = repeated(job, cap.status)
+        # the reference's payload again (the digest the job was made with is this capture's): no fetch, no parse
+        fp = repeated(job, cap.status) if cap.content is None or cap.effective_digest == job.same_digest else None
         if fp is not None:
             return fp  # same payload as the reference: no fetch, no parse
         started = time.perf_counter()
