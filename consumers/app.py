@@ -46,9 +46,9 @@ from watcher.store.labels import SQLReview, owed_versions
 
 from .lifecycle import close_parts
 from .logfilter import install_client_log_limit
-from .messages import verdict_message
 from .pipeline import scoring_pipeline
-from .publisher import Publisher
+from .publish.messages import verdict_message
+from .publish.publisher import Publisher
 from .router import Router
 from .runner import PartitionRunner
 from .scorer import Scorer

@@ -28,7 +28,7 @@ from watcher.doi.status import serve_status
 from watcher.errors import ConfigError
 
 from .app import EXIT_INTERRUPTED
-from .publisher import Publisher
+from .publish.publisher import Publisher
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ What differs is where things go:
 
 * every message (verdicts, alerts, recommendations and advice, seed
   reports, dead letters) is recorded in the store's ledger under a key that
-  names it (:mod:`consumers.outbox`, :mod:`watcher.store.ledger`): the
+  names it (:mod:`consumers.publish.outbox`, :mod:`watcher.store.ledger`): the
   verdict messages of a line in the verdict's own transaction (carried into
   ``put_verdict``), the others before anything is marked done.  A message
   made again (a line read again after a kill) finds its key and is dropped.
@@ -62,10 +62,10 @@ from watcher.store.ledger import Message
 from watcher.store.positions import DeadLetterRow, PositionStore, positions_of, reason_of
 
 from .lifecycle import close_parts
-from .messages import H_SRC_FORMAT, alert_message
-from .outbox import GAP_REASON, Outbox, gap_letter, message_key, replay, verdict_messages
 from .pipeline import scoring_pipeline
-from .publisher import Outgoing, Publisher
+from .publish.messages import H_SRC_FORMAT, alert_message
+from .publish.outbox import GAP_REASON, Outbox, gap_letter, message_key, replay, verdict_messages
+from .publish.publisher import Outgoing, Publisher
 from .scorer import Scorer
 
 log = logging.getLogger(__name__)

@@ -21,8 +21,8 @@ from watcher.seeds.stream import SeedDistribution, SeedReporter
 from watcher.store import BaselineStore
 from watcher.watch import Watcher
 
-from .deadletter import DeadLetters
-from .publisher import Publisher
+from .publish.deadletter import DeadLetters
+from .publish.publisher import Publisher
 from .scorer import Scorer
 
 

@@ -48,9 +48,9 @@ from watcher.store.base import BaselineStore
 from watcher.store.labels import seed_muted
 from watcher.watch import Outcome
 
-from .deadletter import DeadLetters, header, source_position
-from .messages import H_SRC_FORMAT, alert_message, verdict_message
-from .publisher import Outgoing, Publisher
+from .publish.deadletter import DeadLetters, header, source_position
+from .publish.messages import H_SRC_FORMAT, alert_message, verdict_message
+from .publish.publisher import Outgoing, Publisher
 
 log = logging.getLogger(__name__)
 

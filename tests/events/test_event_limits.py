@@ -21,9 +21,9 @@ from aiokafka.errors import (
 
 from consumers.app import ConsumerApp
 from consumers.client import read_topic
-from consumers.deadletter import DeadLetters
 from consumers.logfilter import RateLimitFilter, install_client_log_limit
-from consumers.publisher import Publisher, transient
+from consumers.publish.deadletter import DeadLetters
+from consumers.publish.publisher import Publisher, transient
 from tests.fixtures.kafka import KafkaNames, stream_config
 from watcher.broker import EmbeddedBroker
 from watcher.config import Config
@@ -176,7 +176,7 @@ async def test_publisher_never_resends_an_acknowledged_message(
 ) -> None:
     """A set of messages where one can never be sent: the others are acknowledged
     once, and the refusal is raised with its slug instead of being retried."""
-    from consumers.publisher import PublishError
+    from consumers.publish.publisher import PublishError
 
     cfg = stream_config(kafka_broker.bootstrap_servers, kafka_names, tmp_path)
     topic = cfg.kafka.results_topic

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from consumers.publisher import Publisher
+from consumers.publish.publisher import Publisher
 from tests.conftest import free_port, http_status
 from tests.fixtures.runenv import REPO, run_env
 from watcher.broker import EmbeddedBroker

@@ -8,7 +8,7 @@ import json
 import logging
 from datetime import UTC, datetime
 
-from consumers.messages import alert_message, dead_letter_message, verdict_message
+from consumers.publish.messages import alert_message, dead_letter_message, verdict_message
 from watcher.logging_setup import JsonFormatter, setup_logging
 from watcher.metrics import Metrics
 from watcher.model import MeasureResult, Verdict, verdict_id

@@ -235,7 +235,7 @@ class MemoryPositions(MemoryLedger):
 
 
 def reason_of(body: bytes | str) -> str:
-    """The reason slug inside a dead letter built by :mod:`consumers.messages` (``internal`` if unreadable)."""
+    """The reason slug inside a dead letter built by :mod:`consumers.publish.messages` (``internal`` if unreadable)."""
     try:
         got = json.loads(body)
     except ValueError:
