@@ -183,8 +183,8 @@ async def main(args: argparse.Namespace) -> None:
 
 
 def _all_checks(mon: Any) -> list[Any]:
-    with mon.registry.store._read() as c:
-        return list(mon.registry.store._run(c, "SELECT doi, outcome FROM doi_checks ORDER BY check_time").fetchall())
+    with mon.registry.store.reading() as c:
+        return list(mon.registry.store.run(c, "SELECT doi, outcome FROM doi_checks ORDER BY check_time").fetchall())
 
 
 if __name__ == "__main__":

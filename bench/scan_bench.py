@@ -175,17 +175,6 @@ def run_timed(cmd: list[str], *, cwd: Path, log: Path, env: dict[str, str] | Non
     return Timed(dt, proc.returncode, cpu, int(usage.ru_maxrss), peak_tree)
 
 
-def driftline_available() -> str | None:
-    """None when ``python -m watcher.cli scan`` exists, else why not."""
-    probe = subprocess.run(
-        [sys.executable, "-m", "watcher.cli", "scan", "--help"], cwd=REPO, capture_output=True, text=True
-    )
-    if probe.returncode != 0:
-        tail = (probe.stderr or probe.stdout).strip().splitlines()[-1:] or ["?"]
-        return f"driftline scan not available yet ({tail[0][:80]})"
-    return None
-
-
 def _count_json_records(path: Path) -> int | None:
     """Best-effort count of per-capture records in a tool's JSON output."""
     try:
@@ -195,8 +184,6 @@ def _count_json_records(path: Path) -> int | None:
     if isinstance(doc, list):
         return len(doc)
     if isinstance(doc, dict):
-        if isinstance(doc.get("verdicts"), int):  # bench/engine_scan.py summary
-            return int(doc["verdicts"])
         for key in ("verdicts", "captures", "results"):
             if isinstance(doc.get(key), list):
                 return len(doc[key])
@@ -221,26 +208,17 @@ def bench_driftline(
     measures: str | None,
     workers: int | None,
     tag: str,
-    force_api: bool = False,
 ) -> Row:
-    """Time ``python -m watcher.cli scan``; without the CLI (or with ``force_api``),
-    time bench/engine_scan.py, the same work through the Python API in one process."""
+    """Time ``python -m watcher.cli scan`` (this checkout's code: run from its root)."""
     stem = f"driftline-{tag or 'default'}"
     out, log = workdir / f"{stem}.json", workdir / f"{stem}.log"
-    why = "forced" if force_api else driftline_available()
-    if why is None:
-        name = f"driftline scan{' ' + tag if tag else ''}"
-        cmd = [sys.executable, "-m", "watcher.cli", "scan", str(warc), "-o", str(out), "--format", "json"]
-        cmd += ["--no-progress"]
-        if workers is not None:
-            cmd += ["--workers", str(workers)]
-        if measures:  # exactly these measures, as OTMT computes them: no extra reported ones
-            cmd += ["--report", ""]
-    else:
-        name = f"driftline engine API, 1 process{' ' + tag if tag else ''}"
-        cmd = [sys.executable, str(REPO / "bench" / "engine_scan.py"), str(warc), "-o", str(out)]
-    if measures:
-        cmd += ["--measures", measures]
+    name = f"driftline scan{' ' + tag if tag else ''}"
+    cmd = [sys.executable, "-m", "watcher.cli", "scan", str(warc), "-o", str(out), "--format", "json"]
+    cmd += ["--no-progress"]
+    if workers is not None:
+        cmd += ["--workers", str(workers)]
+    if measures:  # exactly these measures, as OTMT computes them: no extra reported ones
+        cmd += ["--report", "", "--measures", measures]
     env = dict(os.environ, DRIFTLINE__SCAN__PROGRESS="false", DRIFTLINE__STORE__BACKEND="memory")
     t = run_timed(cmd, cwd=REPO, log=log, env=env)
     row = Row(name, t.wall_s, t.cpu_s, n, mbytes, t.own_rss_kb / 1024, t.tree_rss_kb / 1024)
@@ -248,8 +226,6 @@ def bench_driftline(
         row.note = f"exit {t.returncode}, see {log}"
     else:
         row.note = f"{_count_json_records(out)} verdicts in output"
-        if why is not None and why != "forced":
-            row.note += f"; {why}"
     return row
 
 
@@ -316,7 +292,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, help="keep inputs and outputs here (default: a temporary folder)")
     ap.add_argument("--otmt", type=Path, metavar="VENV", help="also time OTMT (installed into VENV if missing)")
     ap.add_argument("--workers", type=int, help="pass --workers N to driftline scan")
-    ap.add_argument("--api", action="store_true", help="time the engine's Python API even when the CLI exists")
     ap.add_argument("--json", type=Path, help="also write the figures as JSON here")
     args = ap.parse_args(argv)
 
@@ -347,11 +322,11 @@ def main(argv: list[str] | None = None) -> int:
 
         lx = bench_lxml(payloads)
         del payloads
-        dl = bench_driftline(warc, workdir, n, mbytes, measures=None, workers=args.workers, tag="", force_api=args.api)
+        dl = bench_driftline(warc, workdir, n, mbytes, measures=None, workers=args.workers, tag="")
         rows = [lx, dl]
         if args.otmt:
             dl4 = bench_driftline(
-                warc, workdir, n, mbytes, measures=OTMT_MEASURES, workers=args.workers, tag="4m", force_api=args.api
+                warc, workdir, n, mbytes, measures=OTMT_MEASURES, workers=args.workers, tag="4m"
             )
             ot = bench_otmt(warc, workdir, args.otmt.resolve(), n, mbytes)
             rows += [dl4, ot]

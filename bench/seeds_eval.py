@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from watcher.config import load_config
-from watcher.evalmetrics import roc_auc
+from watcher.evaluation.metrics import roc_auc
 from watcher.output.readback import read_result
 from watcher.seeds.report import SeedReport, group, report
 

@@ -1,7 +1,7 @@
 """Bytes per URL: the state a history needs for scoring, a stored verdict, a logged capture.
 
 Why: at 10^9 URLs every byte of per-URL state is a gigabyte.  The state a
-history needs for scoring is its baseline in compact form (watcher.step.state_form):
+history needs for scoring is its baseline in compact form (watcher.state.state_form):
 top content terms, a MinHash, a bottom-k shingle sample, counts, title; and what it
 remembers of its verdicts (the collection profile: up to two names of a renamed site).
 The state counted per URL is the largest the history holds at any capture.  This
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from watcher.config import EngineConfig
 from watcher.engine import Engine
 from watcher.model import Capture
-from watcher.step import HistoryState
+from watcher.state import HistoryState
 from watcher.store.codec import encode_fingerprint, encode_state, encode_verdict
 
 

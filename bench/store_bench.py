@@ -3,9 +3,9 @@
 
 Why: the streaming consumer does, per scored event, one ``get_verdict`` (is it
 re-delivered?), one ``get_state`` (the history's baseline and memory, read once:
-``Watcher.begin``) and one ``put_verdict`` (the verdict and the capture's
+``Watcher.job``) and one ``put_verdict`` (the verdict and the capture's
 fingerprint in one transaction; the state only when it changed, which most
-captures leave alone; tests/test_round_trips.py counts them).  This measures
+captures leave alone; tests/engine/test_round_trips.py counts them).  This measures
 those calls on a real SQLite file (WAL, synchronous=NORMAL) and on the memory
 backend, with realistic sizes: ~250 distinct terms per fingerprint (the
 gold-standard median) drawn from a Zipf-like vocabulary, 1,000 histories.
@@ -29,7 +29,8 @@ if str(REPO) not in sys.path:
 
 from watcher.config import StoreConfig  # noqa: E402
 from watcher.model import Fingerprint, MeasureResult, Verdict, verdict_id  # noqa: E402
-from watcher.store import StoredBaseline, open_store  # noqa: E402
+from watcher.state import HistoryState, Reference  # noqa: E402
+from watcher.store import open_store  # noqa: E402
 
 T0 = datetime(2020, 1, 1, tzinfo=UTC)
 
@@ -60,7 +61,7 @@ def run(backend: str, path: Path, captures: int, histories: int, n_terms: int) -
     samples = [sorted(set(rng.choices(vocab, weights, k=n_terms * 2)))[:n_terms] for _ in range(64)]
     t0 = time.perf_counter()
     for i, h in enumerate(hist):
-        store.set_baseline(StoredBaseline(h, T0, None, fingerprint(samples[i % 64])))
+        store.set_state(h, HistoryState(Reference(T0, None, fingerprint(samples[i % 64]))))
     t_base = time.perf_counter() - t0
     t_get = t_state = t_put = 0.0
     for i in range(captures):
@@ -79,7 +80,7 @@ def run(backend: str, path: Path, captures: int, histories: int, n_terms: int) -
     store.close()
     size = f"{path.stat().st_size / 1e6:.1f} MB" if backend == "sqlite" else "-"
     print(
-        f"{backend:<7} set_baseline {histories / t_base:8.0f}/s | per capture:"
+        f"{backend:<7} set_state {histories / t_base:8.0f}/s | per capture:"
         f" get_verdict {t_get / captures * 1e3:.3f} ms,"
         f" get_state {t_state / captures * 1e3:.3f} ms,"
         f" put_verdict {t_put / captures * 1e3:.3f} ms"

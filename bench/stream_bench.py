@@ -224,7 +224,7 @@ async def stream_rate(cfg: Any, recs: list[Rec], rounds: int, sampler_every_s: f
 
 
 def watcher_rate(cfg: Any, recs: list[Rec], rounds: int, warc_dir: Path, workdir: Path) -> tuple[int, float]:
-    """The streaming engine without Kafka: ``Watcher.process`` per capture on a SQLite store."""
+    """The streaming engine without Kafka: ``Watcher.score`` per capture on a SQLite store."""
     from watcher.engine import Engine
     from watcher.store import open_store
     from watcher.watch import Watcher
@@ -235,7 +235,7 @@ def watcher_rate(cfg: Any, recs: list[Rec], rounds: int, warc_dir: Path, workdir
     t0 = time.perf_counter()
     try:
         for _event, capture in scorable_captures(cfg, recs, rounds, warc_dir):
-            watcher.process(capture)
+            watcher.score(capture)
             n += 1
     finally:
         store.close()
@@ -281,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if not args.events:
         print(f"batch engine (Engine.scan_history, WARC reads included): {n_batch} captures, {best_b:.1f} captures/s")
-        print(f"streaming engine alone (Watcher.process, SQLite, no Kafka): {n_watch} captures,"
+        print(f"streaming engine alone (Watcher.score, SQLite, no Kafka): {n_watch} captures,"
               f" {best_w:.1f} captures/s")
     print(f"stream end to end (produced -> verdict published): {stream['verdicts']} verdicts in "
           f"{stream['seconds']:.2f} s = {best_s:.1f} captures/s ({stream['dead_letters']:.0f} dead letters)")

@@ -2,7 +2,7 @@
 """The text profile on real pages: a replaced paragraph against a real re-download.
 
 Why: the text profile promises that a replaced paragraph drifts and that a
-re-download with small changes does not.  Made documents (tests/test_step.py)
+re-download with small changes does not.  Made documents (tests/engine/test_step.py)
 keep that promise; this measures it on the newspaper pages
 (``shared/data/pages/newspaper-pages.tar.gz``), where the page around the
 article (menus, "most popular" lists, related links) changes between
@@ -166,7 +166,7 @@ def main() -> int:
     from watcher.engine import Engine
     from watcher.model import Capture
     from watcher.profiles.text import TEXT_RUN_WORDS, lost_run
-    from watcher.step import HistoryState
+    from watcher.state import HistoryState
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pages", type=Path, default=PAGES, help="newspaper-pages.tar.gz or its unpacked directory")

@@ -28,32 +28,27 @@ import asyncio
 import contextlib
 import logging
 import signal
-import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 
 from watcher.acquire import Acquirer, RenderPool
-from watcher.actuators import make_actuator
 from watcher.broker import EmbeddedBroker, broker_reachable, ensure_topics
 from watcher.config import Config
-from watcher.engine import Engine
 from watcher.errors import ConfigError, DriftlineError
 from watcher.events import check_formats
 from watcher.kafkasec import kafka_security_options
 from watcher.metrics import Metrics, MetricsServer
 from watcher.model import Verdict
-from watcher.recommend import Recommender
-from watcher.seeds.stream import SeedDistribution, SeedReporter
+from watcher.ports import port_free
 from watcher.store import BaselineStore, open_store
 from watcher.store.labels import SQLReview, owed_versions
-from watcher.watch import Watcher
 
-from .deadletter import DeadLetters
 from .lifecycle import close_parts
 from .logfilter import install_client_log_limit
-from .messages import verdict_message
-from .publisher import Publisher
+from .pipeline import scoring_pipeline
+from .publish.messages import verdict_message
+from .publish.publisher import Publisher
 from .router import Router
 from .runner import PartitionRunner
 from .scorer import Scorer
@@ -70,18 +65,7 @@ def all_topics(cfg: Config) -> list[str]:
     return sorted(set(topics))
 
 
-def _port_free(host: str, port: int) -> bool:
-    """Nothing listens on ``host:port`` (a port in TIME_WAIT counts as free, as for the broker itself)."""
-    with socket.socket() as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind((host, port))
-        except OSError:
-            return False
-    return True
-
-
-async def _tcp_open(bootstrap: str, timeout_s: float) -> bool:
+async def tcp_open(bootstrap: str, timeout_s: float) -> bool:
     """Whether any bootstrap address accepts a TCP connection.
 
     Asked before a Kafka client is made: aiokafka logs an ERROR line for
@@ -133,7 +117,7 @@ class ConsumerApp:
         self.store: BaselineStore | None = None
         self.acquirer: Acquirer | None = None
         self.renderer: RenderPool | None = None
-        self._executor: ThreadPoolExecutor | None = None
+        self.executor: ThreadPoolExecutor | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._ready_cache: tuple[float, bool] = (0.0, False)
 
@@ -153,7 +137,7 @@ class ConsumerApp:
     async def _wait_for_broker(self) -> None:
         """Return once the broker answers; until then retry with capped exponential backoff, one log line a try."""
         delay, attempt, cap = 0.5, 1, self.cfg.kafka.connect_retry_max_s
-        while not (await _tcp_open(self.bootstrap_servers, min(5.0, cap))
+        while not (await tcp_open(self.bootstrap_servers, min(5.0, cap))
                    and await broker_reachable(self.bootstrap_servers, timeout_s=min(5.0, cap))):
             log.warning("Kafka at %s does not answer (attempt %d); retrying in %.1f s (not ready meanwhile)",
                         self.bootstrap_servers, attempt, delay)
@@ -169,7 +153,7 @@ class ConsumerApp:
             if cfg.metrics.enabled:
                 await self._start_metrics()
             if k.bootstrap_servers is None:
-                if not _port_free("127.0.0.1", k.embedded_port):
+                if not port_free("127.0.0.1", k.embedded_port, reuse_address=True):
                     raise ConfigError(f"cannot start the embedded broker on 127.0.0.1:{k.embedded_port} (port in use): "
                                       f"choose another with kafka.embedded_port in the config file or "
                                       f"DRIFTLINE__KAFKA__EMBEDDED_PORT, or set kafka.bootstrap_servers",
@@ -179,7 +163,7 @@ class ConsumerApp:
             await self._wait_for_broker()
             if k.create_topics:
                 await ensure_topics(self.bootstrap_servers, all_topics(cfg), k.partitions, security=self.kafka_security)
-            self._executor = ThreadPoolExecutor(max_workers=max(1, k.score_threads), thread_name_prefix="driftline")
+            self.executor = ThreadPoolExecutor(max_workers=max(1, k.score_threads), thread_name_prefix="driftline")
             await self._build_pipeline()
             assert self.scoring is not None and self.publisher is not None
             if k.rekey:
@@ -206,30 +190,10 @@ class ConsumerApp:
     async def _build_pipeline(self) -> None:
         cfg = self.cfg
         self.store = await asyncio.to_thread(open_store, cfg.store)
-        watcher = Watcher(Engine(cfg.engine, doi=cfg.doi), self.store)
-        watcher.on_stage = self.metrics.observe_stage
-        if cfg.render.enabled:
-            # Chromium starts on the first page that needs rendering (live, or archived with render.archived).
-            self.renderer = RenderPool(cfg.render, cfg.acquire.allow_addresses, fetch=cfg.acquire.live,
-                                       max_decompress_ratio=cfg.engine.extract.max_decompress_ratio)
-        acq_cfg = cfg
-        if cfg.doi.events_topic in cfg.kafka.input_topics and cfg.doi.warc_dir not in cfg.acquire.warc_dirs:
-            # the DOI monitor's events name WARC files it wrote under doi.warc_dir
-            acq = cfg.acquire.model_copy(update={"warc_dirs": (*cfg.acquire.warc_dirs, cfg.doi.warc_dir)})
-            acq_cfg = cfg.model_copy(update={"acquire": acq})
-        self.acquirer = Acquirer(acq_cfg, on_fetch=self.metrics.observe_fetch, renderer=self.renderer,
-                                 on_render_error=self.metrics.observe_render_error)
-        recommender = Recommender(cfg.recommend, self.store, actuator=cfg.actuator)
         self.publisher = Publisher(cfg.kafka, self.bootstrap_servers)
         await self.publisher.start()
-        dead_letters = DeadLetters(cfg.kafka, self.publisher, self.metrics)
-        seeds = SeedReporter(cfg.seeds)
-        self.metrics.registry.register(SeedDistribution(seeds))
-        self.scoring = Scorer(
-            cfg, watcher=watcher, acquirer=self.acquirer, publisher=self.publisher, dead_letters=dead_letters,
-            metrics=self.metrics, recommender=recommender, executor=self._executor,
-            actuator=make_actuator(cfg.actuator), seeds=seeds,
-        )
+        pipeline = scoring_pipeline(cfg, self.store, self.publisher, self.metrics, self.executor)
+        self.scoring, self.acquirer, self.renderer = pipeline.scorer, pipeline.acquirer, pipeline.renderer
 
     async def stop(self) -> None:
         """Stop fetching, finish in-flight work, commit, and close everything."""

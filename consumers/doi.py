@@ -30,7 +30,7 @@ from watcher.errors import ConfigError
 from watcher.ports import port_free
 
 from .app import EXIT_INTERRUPTED
-from .publisher import Publisher
+from .publish.publisher import Publisher
 
 log = logging.getLogger(__name__)
 

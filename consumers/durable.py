@@ -7,14 +7,16 @@ needs no broker at all, and the store that already holds the verdicts can
 hold the read position too.
 
 One scoring path: every line goes through the Kafka consumers' own
-:class:`~consumers.scorer.Scorer` (parse, skip rule, acquire the bytes from
-the WARC the line names under ``acquire.warc_dirs``, ``Watcher.handle``,
-publish, dead-letter), handed a record that says where the line was read.
+:class:`~consumers.scorer.Scorer` (parse, skip rule, the event's Job, acquire
+the bytes from the WARC the line names under ``acquire.warc_dirs``,
+``Watcher.score``, publish, dead-letter), wired by the same
+:func:`consumers.pipeline.scoring_pipeline` as the Kafka app and handed a
+record that says where the line was read.
 What differs is where things go:
 
 * every message (verdicts, alerts, recommendations and advice, seed
   reports, dead letters) is recorded in the store's ledger under a key that
-  names it (:mod:`consumers.outbox`, :mod:`watcher.store.ledger`): the
+  names it (:mod:`consumers.publish.outbox`, :mod:`watcher.store.ledger`): the
   verdict messages of a line in the verdict's own transaction (carried into
   ``put_verdict``), the others before anything is marked done.  A message
   made again (a line read again after a kill) finds its key and is dropped.
@@ -49,10 +51,8 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from watcher.acquire import Acquirer, RenderPool
-from watcher.actuators import make_actuator
 from watcher.config import Config
 from watcher.crawlfollow.follow import Line, Position, Tail
-from watcher.engine import Engine
 from watcher.errors import ConfigError, DriftlineError, StoreError
 from watcher.metrics import Metrics, MetricsServer
 from watcher.recommend import GUIDANCE_ACTIONS, Recommender
@@ -60,13 +60,12 @@ from watcher.seeds.stream import SeedReporter
 from watcher.store import BaselineStore, open_store
 from watcher.store.ledger import Message
 from watcher.store.positions import DeadLetterRow, PositionStore, positions_of, reason_of
-from watcher.watch import Watcher
 
-from .deadletter import DeadLetters
 from .lifecycle import close_parts
-from .messages import H_SRC_FORMAT, alert_message
-from .outbox import GAP_REASON, Outbox, gap_letter, message_key, replay, verdict_messages
-from .publisher import Outgoing, Publisher
+from .pipeline import scoring_pipeline
+from .publish.messages import H_SRC_FORMAT, alert_message
+from .publish.outbox import GAP_REASON, Outbox, gap_letter, message_key, replay, verdict_messages
+from .publish.publisher import Outgoing, Publisher
 from .scorer import Scorer
 
 log = logging.getLogger(__name__)
@@ -155,14 +154,12 @@ class LocalPublisher(Publisher):
         await self.outbox.flush()
 
 
-def _seed_reporter(cfg: Config, positions: PositionStore, publisher: LocalPublisher,
-                   recommender: Recommender) -> SeedReporter:
+def _ledger_advice(seeds: SeedReporter, positions: PositionStore, publisher: LocalPublisher,
+                   recommender: Recommender) -> None:
     """Seed reports whose advice is compared with the last advice the store's ledger holds (not only
     this process's memory: a restart repeats none); what was decided but not recorded is forgotten."""
-    seeds = SeedReporter(cfg.seeds)
     seeds.advice_of = positions.last_advice
     publisher.forget += [seeds.forget_advice, recommender.forget]
-    return seeds
 
 
 def _drop_partial_line(path: str) -> None:
@@ -220,7 +217,7 @@ class CrawlLogRunner:
         self.acquirer: Acquirer | None = None
         self.renderer: RenderPool | None = None
         self.metrics_server: MetricsServer | None = None
-        self._executor: ThreadPoolExecutor | None = None
+        self.executor: ThreadPoolExecutor | None = None
         self.lines = 0  # crawl.log lines handled by this process (position moves not counted)
 
     async def start(self) -> None:
@@ -239,23 +236,11 @@ class CrawlLogRunner:
                     raise ConfigError(f"cannot serve metrics on {m.host}:{m.port} ({exc.strerror or exc}): choose "
                                       f"another port with DRIFTLINE__METRICS__PORT, or DRIFTLINE__METRICS__ENABLED="
                                       f"false", reason="metrics_port") from None
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="driftline-crawl-log")
-            watcher = Watcher(Engine(cfg.engine, doi=cfg.doi), self.store)
-            watcher.on_stage = self.metrics.observe_stage
-            if cfg.render.enabled:
-                self.renderer = RenderPool(cfg.render, cfg.acquire.allow_addresses, fetch=cfg.acquire.live,
-                                           max_decompress_ratio=cfg.engine.extract.max_decompress_ratio)
-            self.acquirer = Acquirer(cfg, on_fetch=self.metrics.observe_fetch, renderer=self.renderer,
-                                     on_render_error=self.metrics.observe_render_error)
+            self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="driftline-crawl-log")
             self.publisher = LocalPublisher(cfg, self.positions, out, self.paths)
-            recommender = Recommender(cfg.recommend, self.store, actuator=cfg.actuator)
-            seeds = _seed_reporter(cfg, self.positions, self.publisher, recommender)
-            self.scorer = Scorer(
-                cfg, watcher=watcher, acquirer=self.acquirer, publisher=self.publisher,
-                dead_letters=DeadLetters(cfg.kafka, self.publisher, self.metrics), metrics=self.metrics,
-                recommender=recommender, executor=self._executor,
-                actuator=make_actuator(cfg.actuator), seeds=seeds,
-            )
+            pipeline = scoring_pipeline(cfg, self.store, self.publisher, self.metrics, self.executor)
+            _ledger_advice(pipeline.seeds, self.positions, self.publisher, pipeline.recommender)
+            self.scorer, self.acquirer, self.renderer = pipeline.scorer, pipeline.acquirer, pipeline.renderer
             for path in self.paths:
                 if not os.path.exists(path):
                     log.warning("%s does not exist (yet): followed once it appears", path)

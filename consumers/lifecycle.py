@@ -17,7 +17,7 @@ log = logging.getLogger(__name__)
 
 async def close_parts(owner: Any) -> None:
     """Close and clear ``owner``'s ``metrics_server``, ``publisher``, ``acquirer``, ``renderer``,
-    ``_executor`` and ``store``, whichever are set; a part that fails to close is logged and the
+    ``executor`` and ``store``, whichever are set; a part that fails to close is logged and the
     rest still close."""
     if owner.metrics_server is not None:
         await owner.metrics_server.stop()
@@ -33,9 +33,9 @@ async def close_parts(owner: Any) -> None:
             except Exception:
                 log.exception("error closing %s", what)
             setattr(owner, name, None)
-    if owner._executor is not None:
-        owner._executor.shutdown(wait=True)
-        owner._executor = None
+    if owner.executor is not None:
+        owner.executor.shutdown(wait=True)
+        owner.executor = None
     if owner.store is not None:
         owner.store.close()
         owner.store = None

@@ -25,9 +25,9 @@ from watcher.errors import DriftlineError, EventError, SkipEvent
 from watcher.events import parse_event, should_skip
 from watcher.metrics import Metrics
 
-from .deadletter import DeadLetters
-from .messages import H_SRC_FORMAT, H_SRC_KEY, H_SRC_OFFSET, H_SRC_PARTITION, H_SRC_TOPIC
-from .publisher import Publisher
+from .publish.deadletter import DeadLetters
+from .publish.messages import H_SRC_FORMAT, H_SRC_KEY, H_SRC_OFFSET, H_SRC_PARTITION, H_SRC_TOPIC
+from .publish.publisher import Publisher
 
 log = logging.getLogger(__name__)
 

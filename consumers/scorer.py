@@ -1,11 +1,14 @@
 """The scorer: one event in, one stored verdict and its messages out.
 
-Per event: parse -> skip rule -> ``Watcher.begin`` (the history key, its
-state and whether the payload is the baseline's, resolved once; the same
-digest needs no fetch) -> acquire the bytes -> ``Watcher.handle`` (given what
-``begin`` read, so the state is read once per event)
-(stores the verdict, idempotently, with any corrections a late capture causes
-and the alerts it owes) -> publish the verdicts, the owed alerts (marked sent
+Per event: parse -> skip rule (for an event straight from an input topic; a
+re-keyed copy passed the router's) -> ``Watcher.job`` (the event's
+:class:`~watcher.job.Job`, made once: the history, which is the router's Kafka
+key where there is one, the seed, the profile, the verdict id, and, unless the
+verdict is stored already, the state and whether the payload is the
+reference's) -> acquire the bytes (not for a re-delivered event, nor for the
+reference's payload again) -> ``Watcher.score`` with the Job (stores the
+verdict, idempotently, with any corrections a late capture causes and the
+alerts it owes) -> publish the verdicts, the owed alerts (marked sent
 once the broker acknowledged them) and a crawl-stop recommendation when one
 completes -> wait for the broker's acknowledgements.  Only then does the runner commit the offset.
 
@@ -28,23 +31,26 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
 from watcher.actuators import Actuator, apply_recommendation, guidance_for
 from watcher.config import Config
 from watcher.errors import DriftlineError, SkipEvent, StoreError, TooLargeError
 from watcher.events import CaptureEvent, parse_event, should_skip
+from watcher.job import Job
 from watcher.metrics import Metrics
 from watcher.model import Capture, Fingerprint, Verdict
+from watcher.profiles.base import Profile
 from watcher.recommend import Recommendation
 from watcher.seeds.stream import SeedReporter, report_message
 from watcher.store.base import BaselineStore
 from watcher.store.labels import seed_muted
-from watcher.watch import Begun, Outcome
+from watcher.watch import Outcome
 
-from .deadletter import DeadLetters, header, source_position
-from .messages import H_SRC_FORMAT, alert_message, verdict_message
-from .publisher import Outgoing, Publisher
+from .publish.deadletter import DeadLetters, header, source_position
+from .publish.messages import H_SRC_FORMAT, alert_message, verdict_message
+from .publish.publisher import Outgoing, Publisher
 
 log = logging.getLogger(__name__)
 
@@ -59,17 +65,15 @@ T = TypeVar("T")
 class WatcherLike(Protocol):
     """What the scorer needs of :class:`watcher.watch.Watcher`."""
 
-    def history_key(self, url: str) -> str: ...
-
-    def begin(self, url: str, history: str | None = None, digest: str | None = None) -> Begun: ...
-
-    def process(self, capture: Capture) -> Verdict: ...
+    def job(self, url: str, timestamp: datetime, *, digest: str | None = None, seed: str | None = None,
+            history: str | None = None, key: str | None = None, profile: str | Profile | None = None,
+            redelivery: bool = True) -> Job: ...
 
     @property
     def store(self) -> BaselineStore: ...
 
-    def handle(self, capture: Capture, profile: str | None = None, alert_on: frozenset[str] = frozenset(),
-               fingerprint: Fingerprint | None = None, *, begun: Begun | None = None) -> Outcome: ...
+    def score(self, capture: Capture, job: Job | None = None, *, alert_on: frozenset[str] = frozenset(),
+              fingerprint: Fingerprint | None = None) -> Outcome: ...
 
 
 class AcquirerLike(Protocol):
@@ -80,6 +84,15 @@ class AcquirerLike(Protocol):
 
 class RecommenderLike(Protocol):
     def observe(self, verdict: Verdict, event: Any = None) -> Any: ...
+
+
+def _history_key(record: Record) -> str | None:
+    """The router's Kafka key of a re-keyed copy: the history, as the router computed it (``None`` when it is
+    not UTF-8, which the router never writes: the history is then computed from the URL again)."""
+    try:
+        return bytes(record.key).decode("utf-8") or None
+    except UnicodeDecodeError:
+        return None
 
 
 def event_collection(event: CaptureEvent | None) -> str | None:
@@ -188,24 +201,28 @@ class Scorer:
         event = event.with_position(topic, partition, offset)
         # The collection's series exist (at 0) before its first verdict is counted.
         self.metrics.collection(event_collection(event))
-        reason = should_skip(event, self.cfg.events)
-        if reason is not None:
-            raise SkipEvent(reason)
+        keyed = record.topic == self.cfg.kafka.keyed_topic and record.key is not None
+        if not keyed:  # a re-keyed copy passed the router's skip rule
+            reason = should_skip(event, self.cfg.events)
+            if reason is not None:
+                raise SkipEvent(reason)
         cap = self.cfg.acquire.live.max_bytes
         if event.content is not None and len(event.content) > cap:
             # The payload cap holds for bytes that came inline as for fetched ones.
             raise TooLargeError(f"inline content of {len(event.content)} bytes is over acquire.live.max_bytes ({cap})")
-        # The history, its state and the same-digest shortcut: resolved once, here, and passed down.
-        begun = await self._call(self.watcher.begin, event.url, event.watch_history, event.digest)
-        if begun.same is None:
+        profile = self.cfg.kafka.topic_profiles.get(event.topic or topic)
+        # The event's Job: made once, here, before anything is fetched (a re-delivered event is found now).
+        job = await self._call(functools.partial(
+            self.watcher.job, event.url, event.timestamp, digest=event.digest, seed=event.seed,
+            history=event.watch_history, key=_history_key(record) if keyed else None, profile=profile))
+        if job.needs_payload:
             started = time.perf_counter()
             capture = await self.acquirer.get(event)
             self.metrics.stage_seconds.labels(stage="acquire").observe(time.perf_counter() - started)
         else:
             capture = event.to_capture(None, source="digest")
-        profile = self.cfg.kafka.topic_profiles.get(event.topic or topic)
         alert_on = self.cfg.alerts.alerts_on(profile or self.cfg.engine.profile, event.topic or topic)
-        outcome = await self._call(functools.partial(self.watcher.handle, capture, profile, alert_on, begun=begun))
+        outcome = await self._call(functools.partial(self.watcher.score, capture, job, alert_on=alert_on))
         owed = frozenset(outcome.alerts) if outcome.stored_now else None
         await self.publish(outcome.verdict, event, owed)
         for corrected in outcome.corrections:  # later captures re-scored against the late one's baseline

@@ -24,11 +24,11 @@ async def broker_for(cfg: Config, command: str, timeout_s: float = 5.0) -> tuple
     from watcher.broker import BrokerError, broker_reachable
     from watcher.kafkasec import kafka_security_options
 
-    from .app import _tcp_open
+    from .app import tcp_open
 
     bootstrap = bootstrap_of(cfg)
     security = kafka_security_options(cfg.kafka)
-    if await _tcp_open(bootstrap, timeout_s) and await broker_reachable(bootstrap, timeout_s, security=security):
+    if await tcp_open(bootstrap, timeout_s) and await broker_reachable(bootstrap, timeout_s, security=security):
         return bootstrap, security
     if cfg.kafka.bootstrap_servers is None:
         raise BrokerError(f"no broker answers on {bootstrap}: start 'driftline run' first (it starts the embedded "

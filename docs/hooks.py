@@ -282,7 +282,7 @@ def config_reference(path: Path) -> str:
 
 
 def config_leaf_keys(path: Path) -> list[str]:
-    """Every key the configuration reference gives a row (tests/test_docs.py checks it against the model)."""
+    """Every key the configuration reference gives a row (tests/docs/test_docs.py checks it against the model)."""
     _header, entries = _config_entries(path.read_text(encoding="utf-8"))
     return [".".join(e["path"]) for e in entries]
 

@@ -29,8 +29,10 @@ def original_url(uri: str) -> str:
     return inner
 
 
-def url_key(url: str, cfg: CanonicalConfig = _DEFAULT) -> str:
-    """SURT-style canonical key of ``url`` (never raises; odd input is kept)."""
+def url_key(url: str, cfg: CanonicalConfig | None = None) -> str:
+    """SURT-style canonical key of ``url`` (never raises; odd input is kept) under ``cfg`` (the
+    ``engine.canonical`` that builds histories; the defaults when not given)."""
+    cfg = cfg or _DEFAULT
     raw = url.strip()
     if "://" not in raw and not raw.startswith(("dns:", "urn:", "mailto:")):
         raw = "http://" + raw

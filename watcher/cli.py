@@ -1,13 +1,12 @@
 """The ``driftline`` command: each subcommand wires its options to one call.
 
-    driftline scan INPUT... [-o FILE] [--format json|csv|jsonl|summary] [--allow-missing]
-                                      exit 3 when an input or capture could not be read
-    driftline spark INPUT... -o OUT [-f json|csv|jsonl|parquet] [--master URL] [--store DSN]
-                                      the same scan as an Apache Spark job (extra "spark")
-    driftline eval LABELS.tsv RESULT.json | driftline eval GOLD_DIR [--folds K [--seed S] [--json]]
-    driftline compare A B [--json]
-    driftline run [--once]            the streaming watcher (Kafka)
-    driftline demo [--once]           a sample crawl through the embedded broker
+Batch: ``scan`` (WARC/ARC, WACZ, CDX(J), TimeMaps, gold directories; exit 3 when an input or
+capture could not be read), ``spark`` (the same scan as an Apache Spark job), ``eval`` (against
+labels, ``--folds`` for grouped cross-validation), ``tune``, ``compare`` (two pages, every measure).
+Stream: ``run`` (the Kafka watcher, or ``--crawl-log`` without a broker), ``feed`` (archives or
+crawl.log files as events), ``tail`` (what driftline publishes), ``demo``.  Guidance and review:
+``seeds``, ``guide``, ``review``, ``labels``.  The DOI monitor: ``doi``.  ``driftline COMMAND
+--help`` gives each one's options (docs/reference/cli.md is generated from them).
 """
 
 from __future__ import annotations
@@ -152,14 +151,14 @@ def _eval_report(args: argparse.Namespace, cfg: Config, result: str) -> str:
     if not getattr(args, "folds", None):
         from dataclasses import replace
 
-        from .evaluate import evaluate, format_report
+        from .evaluation.evaluate import evaluate, format_report
 
-        return format_report(replace(evaluate(args.labels, result), labels_path=labels_shown,
+        return format_report(replace(evaluate(args.labels, result, cfg.engine.canonical), labels_path=labels_shown,
                                      result_path=result_shown))
-    from .crossval import cross_validate, format_cv
-    from .evaluate import match_results
+    from .evaluation.crossval import cross_validate, format_cv
+    from .evaluation.evaluate import match_results
 
-    rep = cross_validate(match_results(args.labels, result), args.folds, args.seed,
+    rep = cross_validate(match_results(args.labels, result, cfg.engine.canonical), args.folds, args.seed,
                          voting=list(cfg.engine.measures), policy=cfg.engine.policy,
                          labels_path=labels_shown, result_path=result_shown)
     return json.dumps(rep.to_json(), indent=2) if args.json else format_cv(rep)
@@ -385,7 +384,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--json", action="store_true", help="the cross-validation report as JSON")
     engine_opts(e)
     e.set_defaults(func=cmd_eval)
-    from .evalcli import extend_eval  # evaluation as code, curator labels (watcher/evalcli.py)
+    from .evaluation.cli import extend_eval  # evaluation as code, curator labels (watcher/evaluation/cli.py)
 
     extend_eval(e, cmd_eval)
 
@@ -429,7 +428,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .review.cli import register as register_review
 
     register_review(sub)
-    from .tune import add_parser as add_tune  # calibrating on labels (watcher/tune.py)
+    from .evaluation.tune import add_parser as add_tune  # calibrating on labels (watcher/evaluation/tune.py)
 
     add_tune(sub)
     return p

@@ -1,4 +1,4 @@
-"""The compact forms of a fingerprint: what a baseline keeps (:func:`watcher.step.state_form`) and
+"""The compact forms of a fingerprint: what a baseline keeps (:func:`watcher.state.state_form`) and
 what a store can write (:func:`watcher.store.codec.encode_fingerprint`) are one reduction, so the
 two can never disagree on what a measure finds missing.
 """

@@ -16,10 +16,10 @@ from . import measures as ms
 from .config import EngineConfig
 from .engine import Engine
 from .errors import InputError
+from .job import repeated
 from .model import Capture
-from .profiles.seeds import Seed
-from .step import HistoryState
-from .verdict import fmt
+from .state import HistoryState
+from .wording import fmt
 
 # Inputs that are not one page: scoring their bytes as text would give a verdict on nonsense.
 _NOT_A_PAGE: tuple[tuple[bytes, str], ...] = (
@@ -78,12 +78,16 @@ def compare_files(a: str, b: str, cfg: EngineConfig, profile: str | None = None,
     engine = Engine(cfg.model_copy(update={"report_measures": tuple(n for n in every if n not in cfg.measures)}))
     base_cap = _capture(a, datetime(2000, 1, 1, tzinfo=UTC), url)
     cur_cap = _capture(b, datetime(2000, 1, 2, tzinfo=UTC), url)
-    prof, seed = engine.profile(profile), Seed.of(base_cap.url)  # resolved once, passed down
-    base, cur = engine.fingerprint(base_cap, prof, seed), engine.fingerprint(cur_cap, prof, seed)
-    first, state = engine.score_next("compare", HistoryState(), base_cap, base, seed, prof)
+    # each capture's Job, by the rules batch and the stream use (a two-capture history)
+    job = engine.job("compare", base_cap, HistoryState(), profile)
+    prof = job.profile
+    base = engine.fingerprint(base_cap, prof, job.seed)
+    first, state = engine.score(job, base_cap, base)
     if first.change != "baseline":
         raise InputError(f"{a} cannot be a baseline: {first.reason}", reason="bad_baseline")
-    v, _ = engine.score_next("compare", state, cur_cap, cur, seed, prof)
+    job = engine.job("compare", cur_cap, state, profile)
+    cur = repeated(job, None) or engine.fingerprint(cur_cap, prof, job.seed)
+    v, _ = engine.score(job, cur_cap, cur)
     measures = {
         name: {"score": r.score, "status": r.status, "threshold": r.threshold,
                "votes": name in engine.config.measures}

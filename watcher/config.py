@@ -33,8 +33,7 @@ from .config_problems import line as problem_line
 from .crawlfollow.settings import CrawlLogConfig
 from .errors import ConfigError
 from .model import ChangeClass, TopicStatus
-from .profiles import ProfileName
-from .profiles import get as get_profile
+from .profiles.names import ProfileName
 from .review.settings import ReviewConfig
 from .seeds.settings import SeedsConfig
 
@@ -145,6 +144,17 @@ DEFAULT_REPORTED: tuple[str, ...] = ("cosine", "containment", "resemblance", "ja
                                      "tf_simhash", "title", "doi", "language")
 
 
+class DoiThresholds(_Frozen):
+    """The ``doi`` profile's own thresholds (``engine.doi``): part of the engine, read through the profile
+    (``Case.params``), so batch, stream, ``compare``, the DOI monitor and review judge with the same values
+    and no caller has to pass them."""
+
+    title_min_similarity: float = 0.80  # rapidfuzz token-set ratio (0..1) for "the title still matches"
+    abstract_min_containment: float = 0.95  # below this share of its 4-word shingles kept, the abstract was edited
+    paragraph_min_containment: float = 0.60  # below this a baseline paragraph counts as changed
+    main_min_containment: float = 0.35  # below this (with the record lost) the work counts as replaced
+
+
 class EngineConfig(_Frozen):
     """The engine.  ``measures`` vote on the overall status (name -> threshold,
     ``null`` for the measure's default); ``report_measures`` are scored and
@@ -164,6 +174,7 @@ class EngineConfig(_Frozen):
     # The question a verdict answers: collection (on the curator's topic?), text (is the text still there?),
     # doi (is the scholarly record still at the endpoint?).  Per input topic: kafka.topic_profiles.
     profile: ProfileName = "collection"
+    doi: DoiThresholds = DoiThresholds()  # the doi profile's thresholds (read through it: Case.params)
 
     @model_validator(mode="after")
     def _k_of_n(self) -> EngineConfig:
@@ -368,7 +379,9 @@ class AlertConfig(_Frozen):
             return frozenset(self.topics[topic])
         if profile in self.changes:
             return frozenset(self.changes[profile])
-        return frozenset(get_profile(profile).alert_classes)
+        from .profiles import get  # the profile itself: not needed to load the configuration
+
+        return frozenset(get(profile).alert_classes)
 
 
 class EventsConfig(_Frozen):
@@ -422,10 +435,6 @@ class DoiConfig(_Frozen):
     events_topic: str = "driftline-doi-captures"  # capture events (driftline format; add it to kafka.input_topics)
     status_host: str = "127.0.0.1"  # `doi run` serves /doi/status, /doi/check, /metrics, /healthz, /readyz here
     status_port: int = 9309  # 0 = do not serve
-    title_min_similarity: float = 0.80  # rapidfuzz token-set ratio (0..1) for "the title still matches"
-    abstract_min_containment: float = 0.95  # below this share of its 4-word shingles kept, the abstract was edited
-    paragraph_min_containment: float = 0.60  # below this a baseline paragraph counts as changed
-    main_min_containment: float = 0.35  # below this (with the record lost) the work counts as replaced
 
 
 class Config(_Frozen):

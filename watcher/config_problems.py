@@ -92,7 +92,15 @@ def _known_keys(model: type[BaseModel] | None, path: Path) -> list[str]:
     return list(model.model_fields) if model is not None else []
 
 
+# Keys that moved to another section: an old config names where they live now.
+MOVED: dict[Path, Path] = {("doi", k): ("engine", "doi", k) for k in (
+    "title_min_similarity", "abstract_min_containment", "paragraph_min_containment", "main_min_containment")}
+
+
 def _unknown(model: type[BaseModel] | None, path: Path, env: bool) -> str:
+    if path in MOVED:
+        now = MOVED[path]
+        return f"moved to {'DRIFTLINE__' + '__'.join(now).upper() if env else '.'.join(now)}"
     known = _known_keys(model, path[:-1])
     close = difflib.get_close_matches(path[-1], known, n=1, cutoff=0.6) if path and known else []
     if close:

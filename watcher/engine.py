@@ -2,14 +2,14 @@
 
 Batch (:meth:`Engine.scan_history`), streaming (:class:`watcher.watch.Watcher`)
 and ``compare`` run the same step (:meth:`Engine.score_next`) over the same
-causal state (:class:`watcher.step.HistoryState`): fingerprint each capture
+causal state (:class:`watcher.state.HistoryState`): fingerprint each capture
 once, take the baseline in force at its capture time, score the configured
 measures, let the profile decide.
 
 The DOI monitor runs this step too (in process, through the same
 :class:`~watcher.watch.Watcher` and store), with the ``doi`` profile: a
 capture names its history (``doi:<doi>``), the registered DOI and title, and
-the engine holds the ``doi:`` thresholds, so a check's change class is the
+the engine configuration holds the ``engine.doi`` thresholds, so a check's change class is the
 verdict the stream would store for the same capture, never a second opinion.
 """
 
@@ -22,16 +22,17 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from . import measures as ms
-from . import profiles
-from .config import DEFAULT_VOTING, DoiConfig, EngineConfig
+from . import profiles, step
+from .config import DEFAULT_VOTING, EngineConfig
 from .fingerprint import fingerprint
-from .model import Behaviour, Capture, Fingerprint, HistoryResult, MeasureResult, Verdict, ts14, utc
+from .job import Job, repeated, same_reference
+from .job import seed_url as job_seed
+from .model import Behaviour, Capture, Fingerprint, HistoryResult, MeasureResult, Verdict, utc
 from .profiles.base import Case, Profile
-from .profiles.seeds import Seed, as_seed
+from .profiles.seedkind import Seed, as_seed
 from .profiles.shared import judge
-from .step import HistoryState, Reference, make_verdict, pinned_here, read_differently, unfit_reason
-from .verdict import Decision, drift_score, extraction_failed, score_measures
-from .wording import headed
+from .state import HistoryState
+from .verdict import Decision, extraction_failed, score_measures
 
 log = logging.getLogger(__name__)
 
@@ -39,11 +40,6 @@ log = logging.getLogger(__name__)
 def has_content(fp: Fingerprint) -> bool:
     """Content that can be compared: bytes that were read and extracted."""
     return not fp.is_empty and fp.kind != "binary" and not extraction_failed(fp)
-
-
-def is_valid_baseline(fp: Fingerprint) -> bool:
-    """A capture fit to be a baseline (see :func:`watcher.step.unfit_reason`)."""
-    return unfit_reason(fp, "first") is None
 
 
 def behaviour_of(statuses: Sequence[str]) -> Behaviour:
@@ -64,11 +60,10 @@ def behaviour_of(statuses: Sequence[str]) -> Behaviour:
 class Engine:
     """Stateless scoring engine; safe to share across histories (not threads)."""
 
-    def __init__(self, config: EngineConfig, doi: DoiConfig | None = None) -> None:
-        """``doi``: the ``doi`` profile's thresholds (``doi:`` config; defaults when not given)."""
-        self.doi = doi or DoiConfig()
-        # each profile's own configuration section, handed to it with every case (Case.params)
-        self.params: dict[str, object] = {"doi": self.doi}
+    def __init__(self, config: EngineConfig) -> None:
+        # each profile's own configuration section, handed to it with every case (Case.params): part of
+        # the engine configuration, so no caller passes (or forgets) it
+        self.params: dict[str, object] = {"doi": config.doi}
         measures = dict(config.measures) or dict(DEFAULT_VOTING)
         for name in (*measures, *config.report_measures):
             ms.get(name)  # unknown names fail loudly, at start-up
@@ -120,68 +115,21 @@ class Engine:
         (:meth:`profile`, :meth:`Seed.of`) and passed down as values.
         """
         prof = self.profile(profile)
-        seed = as_seed(seed_url or cap.url)
-        verdict, after = self._step(history, state, cap, fp, seed, prof)
-        return verdict, prof.remember(after, verdict, seed)
+        return step.score_next(self, history, state, cap, fp, as_seed(seed_url or cap.url), prof)
 
-    def _step(self, history: str, state: HistoryState, cap: Capture, fp: Fingerprint, seed: Seed,
-              prof: Profile) -> tuple[Verdict, HistoryState]:
-        """:meth:`score_next` before the state remembers the verdict."""
-        pol = self.config.baseline
-        t = utc(cap.timestamp)
-        if pol.policy == "pinned" and pinned_here(dict(pol.pinned), history, cap):
-            why = unfit_reason(fp, pol.policy)
-            if why is None:
-                d = Decision("on-topic", "baseline", "pinned baseline capture", 0.0)
-                pin = Reference(t, cap.uri_m, prof.keeps(fp, seed, self.config))
-                return make_verdict(history, cap, fp, pin, {}, d, prof.name, 0.0), \
-                    dataclasses.replace(state, pinned=pin)
-            log.warning("pinned baseline %s of %s cannot be a baseline: %s", ts14(t), history, why)
-        ref = state.reference_at(t)
-        if ref is None or (pol.policy != "rolling" and state.pinned is None and state.baseline is not None
-                           and t < state.baseline.capture_time):
-            return self._first(history, state, cap, fp, prof, seed)
-        how = read_differently(ref.fingerprint, fp) if ref is state.baseline else None
-        if how is not None and unfit_reason(fp, pol.policy) is None:
-            # The stored baseline was read another way (extract.main_content, tokens.stemming changed):
-            # comparing the two would measure the change of reading, not of the page.
-            d = Decision("on-topic", "baseline", f"baseline re-taken: the text is now read as {how}, the "
-                         "stored baseline was not", 0.0)
-            new = Reference(t, cap.uri_m, prof.keeps(fp, seed, self.config))
-            return make_verdict(history, cap, fp, new, {}, d, prof.name, 0.0), \
-                dataclasses.replace(state, baseline=new)
-        results, d = self.compare(ref.fingerprint, fp, seed, prof, state=state, capture=cap)
-        verdict = make_verdict(history, cap, fp, ref, dict(results), d, prof.name, drift_score(results, d))
-        if (pol.policy == "rolling" and d.status == "on-topic" and unfit_reason(fp, pol.policy) is None
-                and ref is state.baseline and t > ref.capture_time):
-            rolled = Reference(t, cap.uri_m, prof.keeps(fp, seed, self.config))
-            return verdict, dataclasses.replace(state, baseline=rolled)
-        return verdict, state
+    def job(self, history: str, cap: Capture, state: HistoryState, profile: Profile | str | None = None) -> Job:
+        """``cap``'s :class:`~watcher.job.Job` in a fold that holds the history's ``state`` itself (batch,
+        ``compare``): made by the rules the stream's :meth:`watcher.watch.Watcher.job` uses."""
+        seed, prof = Seed.of(job_seed(history, cap.url, cap.seed, self.config.canonical)), self.profile(profile)
+        return Job(history, seed, prof, state, same_reference(state, cap.effective_digest, self.reading(prof, seed)))
 
-    def _first(self, history: str, state: HistoryState, cap: Capture, fp: Fingerprint,
-               profile: Profile, seed: Seed) -> tuple[Verdict, HistoryState]:
-        """No baseline in force at this capture's time: it becomes the baseline if it is fit to be one
-        (unless the profile reads it otherwise: :meth:`Profile.first`)."""
-        why = unfit_reason(fp, self.config.baseline.policy)
-        own = profile.first(fp, why, cap, self.params.get(profile.name))
-        if own is not None:
-            return make_verdict(history, cap, fp, None, {}, own, profile.name, own.drift_score), state
-        if why is None:
-            d = Decision("on-topic", "baseline", "baseline capture", 0.0)
-            ref = Reference(utc(cap.timestamp), cap.uri_m, profile.keeps(fp, seed, self.config))
-            return make_verdict(history, cap, fp, ref, {}, d, profile.name, 0.0), \
-                dataclasses.replace(state, baseline=ref)
-        if extraction_failed(fp):
-            d = Decision("error", "error", fp.error or "extraction failed", 0.0)
-        elif fp.is_empty:
-            d = Decision("empty", "empty", headed("no content", fp.error, "empty") + "; no baseline yet", 0.0)
-        elif fp.page_kind or (fp.http_status is not None and fp.http_status >= 400):
-            d = Decision("off-topic", "off-topic", f"{why}; no baseline yet", 0.95,
-                         ("page_kind",) if fp.page_kind else ("http_error",))
-        else:
-            d = Decision("empty", "empty", f"not fit to be a baseline ({why}); waiting for one", 0.0)
-        return make_verdict(history, cap, fp, None, {}, d, profile.name, 0.95 if d.status == "off-topic" else 0.0), \
-            state
+    def reading(self, profile: Profile, seed: Seed) -> tuple[bool, bool]:
+        """How this engine reads a capture of ``seed``'s history under ``profile``: (main content, stemmed)."""
+        return self.config.extract.main_content_for(profile.main_content(seed)), self.config.tokens.stemming
+
+    def score(self, job: Job, cap: Capture, fp: Fingerprint) -> tuple[Verdict, HistoryState]:
+        """:meth:`score_next` for ``cap`` (fingerprint ``fp``) with what its ``job`` resolved."""
+        return step.score_next(self, job.history, job.state, cap, fp, job.seed, job.profile)
 
     # -- a whole history ----------------------------------------------------
     def scan_history(self, history: str, captures: Iterable[Capture], profile: Profile | str | None = None
@@ -191,28 +139,26 @@ class Engine:
         caps = sorted(captures, key=lambda c: utc(c.timestamp))
         by_digest: dict[str, Fingerprint] = {}
         state = HistoryState()
-        seed_url = caps[0].url if caps else history
-        seed, prof = Seed.of(seed_url), self.profile(profile)
+        prof = self.profile(profile)
         verdicts: list[Verdict] = []
         for c in caps:
             dig = c.effective_digest
-            if dig and c.content is None and dig in by_digest:
-                fp = by_digest[dig]  # a revisit without payload: the payload it repeats
-                if c.status is not None and fp.http_status != c.status:
-                    fp = _with_status(fp, c.status)
-            else:
-                fp = self.fingerprint(c, prof, seed)
+            job = self.job(history, c, state, prof)
+            fp = repeated(job, c.status)  # the reference's payload again: its fingerprint, no parse
+            if fp is None and dig and c.content is None and dig in by_digest:
+                # a revisit without payload: the payload it repeats (the stream reads it from the archive)
+                fp = _with_status(by_digest[dig], c.status)
+            elif fp is None:
+                fp = self.fingerprint(c, prof, job.seed)
                 if dig and not fp.is_empty:
                     by_digest.setdefault(dig, fp)
-            v, state = self.score_next(history, state, c, fp, seed, prof)
+            v, state = self.score(job, c, fp)
             verdicts.append(v)
-        return summarise(history, seed_url, verdicts)
+        return summarise(history, caps[0].url if caps else history, verdicts)
 
 
-def _with_status(fp: Fingerprint, status: int) -> Fingerprint:
-    import dataclasses
-
-    return dataclasses.replace(fp, http_status=status)
+def _with_status(fp: Fingerprint, status: int | None) -> Fingerprint:
+    return fp if status is None or fp.http_status == status else dataclasses.replace(fp, http_status=status)
 
 
 def summarise(history: str, url: str, verdicts: Sequence[Verdict]) -> HistoryResult:

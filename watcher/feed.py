@@ -39,8 +39,8 @@ from .events.fields import opt_int
 from .model import utc
 
 if TYPE_CHECKING:  # the readers are imported when used: `driftline --help` does not load them
-    from .sources.index import IndexEntry
-    from .sources.warc import RecordLoader, RevisitResolver
+    from .archive.index import IndexEntry
+    from .archive.warc import RecordLoader, RevisitResolver
 
 log = logging.getLogger(__name__)
 
@@ -202,7 +202,7 @@ def render(msg: dict[str, Any], fmt: str, line: str | None = None) -> bytes:
 
 def is_crawl_log(path: str) -> bool:
     """Whether the first non-blank line of ``path`` is a crawl.log line."""
-    from .sources.detect import peek
+    from .archive.detect import peek
 
     text = peek(Path(path)).decode("utf-8", errors="replace")
     for line in text.splitlines():
@@ -235,7 +235,7 @@ class FeedBuilder:
 
     def kind(self, path: str) -> str:
         """``warc``, ``arc``, ``cdx``, ``cdxj`` or ``crawl-log``; :class:`InputError` for anything else."""
-        from .sources.detect import detect_input
+        from .archive.detect import detect_input
 
         if Path(path).is_dir():
             raise InputError(f"{path}: a directory; pass its files (e.g. {path.rstrip('/')}/*.warc.gz)",
@@ -249,7 +249,7 @@ class FeedBuilder:
 
     def messages(self, paths: Iterable[str]) -> Iterator[FeedMessage]:
         """Every message of ``paths``, file by file, in file order."""
-        from .sources.detect import open_text
+        from .archive.detect import open_text
 
         for path in paths:
             kind = self.kind(path)
@@ -274,8 +274,8 @@ class FeedBuilder:
             yield self._emit(msg, line)
 
     def _archive(self, path: str, kind: str) -> Iterator[FeedMessage]:
-        from .sources.index import index_archive, index_cdx
-        from .sources.warc import RecordLoader, RevisitResolver
+        from .archive.index import index_archive, index_cdx
+        from .archive.warc import RecordLoader, RevisitResolver
 
         if kind in ("warc", "arc"):
             entries = list(index_archive(path, self.cfg, source=kind))

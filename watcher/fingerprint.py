@@ -271,7 +271,9 @@ def declared_address(declared: str, url: str) -> str:
 
 def address_key(url: str) -> str:
     """An address as declared addresses are kept and compared: its canonical key, lowercased (one
-    address whatever the case a template writes it in: IIS ignores case), bounded."""
+    address whatever the case a template writes it in: IIS ignores case), bounded.  The default
+    canonical rules on purpose: both sides of the comparison (the page's declared address and the
+    seed's, :func:`watcher.profiles.subject.page_subject`) are keyed here, never a history key."""
     key = url_key(original_url(url)).lower()
     if len(key) > ADDRESS_MAX_CHARS:
         key = key[:ADDRESS_MAX_CHARS - 17] + "~" + xxhash.xxh64_hexdigest(key.encode("utf-8"))

@@ -1,8 +1,8 @@
 """Similarity measures: small pure functions over two fingerprints, one table.
 
 Each measure is registered in :data:`REGISTRY` with its direction, range and
-default threshold (the published OTMT defaults where one exists; see
-``background.md`` §3).  Names match OTMT's ``-tm`` keywords where they
+default threshold (the published OTMT defaults where one exists: AlNoamany et
+al., "Detecting off-topic pages within TimeMaps in web archives", 2016).  Names match OTMT's ``-tm`` keywords where they
 overlap, so ``cosine=0.12,wordcount=-0.70`` means the same in both tools.
 An unknown name fails loudly (:class:`UnknownMeasureError`).
 
@@ -15,7 +15,7 @@ neither flags nor clears the capture.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -290,11 +290,6 @@ REGISTRY: dict[str, MeasureSpec] = {
 ALIASES = {"simhash": "raw_simhash", "tfsimhash": "tf_simhash", "raw-simhash": "raw_simhash",
            "tf-simhash": "tf_simhash", "tf_intersection": "tfintersection", "jaccard_containment": "containment",
            "minhash": "resemblance", "dice": "sorensen"}
-
-
-def features_needed(names: Iterable[str]) -> frozenset[str]:
-    """The features the measures ``names`` need (what a fingerprint must compute)."""
-    return frozenset(f for n in names for f in get(n).needs)
 
 
 def applicable(spec: MeasureSpec, b: Fingerprint, c: Fingerprint) -> bool:

@@ -46,10 +46,13 @@ log = logging.getLogger(__name__)
 
 _SECONDS_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 
-# Verdict (status, change) pairs the engine produces (watcher/engine.py, watch.py).
+# Verdict (status, change) pairs the profiles produce (watcher/step.py, watcher/profiles/, watcher/doi/profile.py),
+# each change class of watcher.model.ChangeClass once at least (tests/output/test_output.py checks it).
 VERDICT_PAIRS: tuple[tuple[str, str], ...] = (
     ("on-topic", "unchanged"), ("on-topic", "minor"), ("on-topic", "drifted"), ("on-topic", "baseline"),
     ("off-topic", "off-topic"), ("empty", "empty"), ("error", "error"),
+    ("on-topic", "layout"), ("on-topic", "moved"), ("off-topic", "replaced"), ("off-topic", "gone"),
+    ("error", "blocked"),
 )
 ALERT_CHANGES = ("drifted", "off-topic")  # the default; the app passes its alert policy's changes
 RECOMMENDATION_ACTIONS = ("stop-seed", "deprioritise-seed", "recrawl-interval")

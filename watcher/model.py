@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Literal, get_args
 
 from .text import normalise
 
@@ -27,8 +27,11 @@ TopicStatus = Literal["on-topic", "off-topic", "empty", "error", "baseline", "n/
 # Change classes.  "layout", "replaced", "gone", "blocked" and "moved" are the
 # ``doi`` profile's (a redesign that kept the record, a different work, a dead
 # or lost endpoint, a bot wall, the record on a new domain).
-ChangeClass = Literal["unchanged", "minor", "drifted", "off-topic", "empty", "error", "baseline",
+# The one list of change classes: every other list (output columns, metrics series, review queue
+# order, seed reports) derives from it or is checked against it (tests/output/test_output.py).
+ChangeClass = Literal["baseline", "unchanged", "minor", "drifted", "off-topic", "empty", "error",
                       "layout", "replaced", "gone", "blocked", "moved"]
+CHANGE_CLASSES: tuple[ChangeClass, ...] = get_args(ChangeClass)
 ContentKind = Literal["html", "text", "pdf", "binary", "empty"]
 
 
@@ -116,10 +119,8 @@ class ScholarlyRecord:
     doi: str | None = None
     date: str | None = None
     container: str = ""
-    pdf_url: str | None = None
     sources: tuple[str, ...] = ()
     schema_types: tuple[str, ...] = ()
-    main_words: int = 0
     main_digest: str = ""
     main_sample: tuple[int, ...] = ()
     paragraphs: tuple[tuple[int, ...], ...] = ()

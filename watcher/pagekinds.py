@@ -109,7 +109,7 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         # ("Welcome to Facebook - Log In, Sign Up or Learn More", "Welcome to Twitter"): a seed a
         # crawler never reached ("twitter.com/#!/name" fetches twitter.com) shows one at every
         # capture, its first included, and is judged against it; where a front door replaces a
-        # page, the text measures see the page go (tests/test_extract.py).
+        # page, the text measures see the page go (tests/extract/test_extract.py).
         r"^تسجيل الدخول (إلى|على) (فيسبوك|فيس بوك)",
         r"(سجل|يرجى تسجيل|الرجاء تسجيل) الدخول (للمتابعة|لمتابعة|لعرض|لمشاهدة|للاطلاع)", r"التغريدات (هذه )?محمية",
     ),

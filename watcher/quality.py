@@ -16,7 +16,7 @@ between registers such as news and conversation) and the sampling noise of a sho
 reported only where the language's frequencies are known (38 languages; not the scripts written
 without spaces, whose tokens are character pairs).  On the article-extraction benchmark's real
 pages, article bodies read 0.40 (median of 177) and the same pages' link texts 1.04; 96 % of the
-pages read worse in their links than in their body (tests/test_seeds_report.py).
+pages read worse in their links than in their body (tests/seeds/test_seeds_report.py).
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from .canonical import surt_prefix, url_key
-from .config import ActuatorConfig, RecommendConfig
+from .config import ActuatorConfig, CanonicalConfig, RecommendConfig
 from .model import Verdict, utc
 from .store.base import BaselineStore
 
@@ -150,7 +150,7 @@ def recommendation_id(history: str, completing_verdict_id: str) -> str:
     return hashlib.sha256(raw).hexdigest()[:32]
 
 
-def is_seed(url: str, event: SeedEvent | None, verdict: Verdict) -> bool:
+def is_seed(url: str, event: SeedEvent | None, verdict: Verdict, canonical: CanonicalConfig | None = None) -> bool:
     """True when the capture is of a seed (not of a page found from one).
 
     A Heritrix feed says so twice: ``seed`` equals ``url`` and the hop path is
@@ -159,7 +159,7 @@ def is_seed(url: str, event: SeedEvent | None, verdict: Verdict) -> bool:
     recommendation for a page deep inside a site would be wrong.
     """
     seed = event.seed if event is not None and event.seed else verdict.seed
-    if seed and url_key(seed) == url_key(url):
+    if seed and url_key(seed, canonical) == url_key(url, canonical):
         return True
     hop_path = event.hop_path if event is not None else None
     return hop_path is not None and hop_path.strip() in ("", "-")
@@ -202,7 +202,8 @@ def _site_id(event: SeedEvent | None, *keys: str) -> str | None:
 
 
 def seed_host(url: str) -> str:
-    """The seed's host name (``www.`` dropped, as in its SURT prefix)."""
+    """The seed's host name (``www.`` dropped, as in its SURT prefix: a crawler's scope rule, not a history key,
+    so the default canonical rules on purpose)."""
     key = url_key(url)
     host = key.split(")", 1)[0]
     return ".".join(reversed([p for p in host.split(":")[0].split(",") if p]))
@@ -234,7 +235,9 @@ class Recommender:
         store: BaselineStore,
         *,
         actuator: ActuatorConfig | None = None,
+        canonical: CanonicalConfig | None = None,
     ) -> None:
+        """``canonical``: the ``engine.canonical`` that builds histories (a seed is told by the same rules)."""
         if cfg.consecutive_off_topic < 1:
             from .errors import ConfigError
 
@@ -242,6 +245,7 @@ class Recommender:
         self.cfg = cfg
         self.store = store
         self._heritrix_url = (actuator or ActuatorConfig()).heritrix_url
+        self._canonical = canonical
         self._issued: OrderedDict[str, None] = OrderedDict()
 
     def observe(self, verdict: Verdict, event: SeedEvent | None = None) -> Recommendation | None:
@@ -254,7 +258,7 @@ class Recommender:
         if verdict.status not in self.cfg.off_topic_statuses:
             return None
         url = event.url if event is not None else verdict.url
-        if self.cfg.seeds_only and not is_seed(url, event, verdict):
+        if self.cfg.seeds_only and not is_seed(url, event, verdict, self._canonical):
             log.debug("recommend: %s is not a seed, no stop recommendation", verdict.history)
             return None
         run, position = self._run(verdict)

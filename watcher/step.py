@@ -1,14 +1,12 @@
-"""The one scoring step: ``score_next(state, capture) -> (verdict, new state)``.
+"""The one scoring step: :func:`score_next` (state, capture) -> (verdict, new state).
 
 Batch folds it over a history in capture-time order (:meth:`Engine.scan_history`),
 the streaming watcher drives it from the store (:class:`watcher.watch.Watcher`),
-and ``compare`` is a two-capture history.  Because the step reads only the
+and ``compare`` is a two-capture history; all of them reach it through
+:meth:`watcher.engine.Engine.score_next`.  Because the step reads only the
 state built from earlier captures (the baseline, never an IDF over the whole
 history or anything later), a batch result is exactly what the stream says.
-
-The state is small on purpose (a baseline fingerprint in compact form, the
-pinned one when a pin is configured, and what the history remembers of its
-verdicts: a flag and up to two names): about 1.7 kB per URL.
+The state itself lives in :mod:`watcher.state` (the store reads that, never this).
 
 Order: a capture that arrives late is scored against the baseline in force at
 its capture time and what the history remembered then.  Under
@@ -22,87 +20,102 @@ late capture changes what the history remembers.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from datetime import datetime
+import logging
 from typing import TYPE_CHECKING, Protocol
 
-from .compact import reduce_fingerprint
-from .model import Capture, Fingerprint, Verdict, ts14, utc
+from .model import Capture, Fingerprint, MeasureResult, Verdict, ts14, utc
 from .quality import new_text_bytes
-from .verdict import Decision, extraction_failed
+from .state import HistoryState, Reference
+from .verdict import Decision, drift_score, extraction_failed
 from .wording import headed
 
 if TYPE_CHECKING:
-    from .profiles.seeds import Seed
+    from .config import EngineConfig
+    from .profiles.base import Profile
+    from .profiles.seedkind import Seed
+
+log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class Reference:
-    """A capture serving as baseline: when, where, and its fingerprint in
-    state form (:func:`state_form`)."""
+class Scores(Protocol):
+    """What the step needs of :class:`watcher.engine.Engine`: its configuration, each profile's
+    parameters, and the comparison of two fingerprints."""
 
-    capture_time: datetime
-    uri_m: str | None
-    fingerprint: Fingerprint
+    config: EngineConfig
+    params: dict[str, object]
 
-
-def state_form(fp: Fingerprint, keep_shingles: bool = False, keep_tokens: bool = False,
-               keep_record: bool = True) -> Fingerprint:
-    """What a baseline keeps of a fingerprint: the same in batch and stream,
-    so that both score later captures against the same thing.  The whole
-    shingle set gives way to its bottom-k sample (kept), the word sequence and
-    the text are dropped unless configured; what is dropped leaves the
-    recorded features, so a measure that needs it is n/a.  The scholarly
-    record (title, authors, a 1,024-hash sample of the main text) is kept only
-    where the profile reads it (``doi``): a page with Dublin Core or citation
-    meta would otherwise cost some 5 kB per URL in a collection."""
-    kept = reduce_fingerprint(fp, keep_text=keep_tokens, keep_shingles=keep_shingles)
-    return dataclasses.replace(
-        kept,
-        headings=(),  # read once, for the page kind
-        citation={},  # the DOI profile keeps the record it needs in its own field
-        # the record (its main-text shingle set already given way to its sample, as the page's does)
-        record=kept.record if keep_record else None,
-        text_bytes=0, badness=None, boilerplate_share=None,  # the capture's evidence, not the baseline's
-    )
+    def compare(self, base: Fingerprint, cur: Fingerprint, seed_url: Seed | str = "",
+                profile: Profile | str | None = None, *, state: HistoryState | None = None,
+                capture: Capture | None = None) -> tuple[dict[str, MeasureResult], Decision]: ...
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryState:
-    """Everything a history's next capture is scored against.
+def score_next(engine: Scores, history: str, state: HistoryState, cap: Capture, fp: Fingerprint, seed: Seed,
+               prof: Profile) -> tuple[Verdict, HistoryState]:
+    """The one scoring step: the verdict on ``cap`` (fingerprint ``fp``) and the state after it, the
+    profile and the history's seed resolved by the caller (the :class:`watcher.job.Job`)."""
+    verdict, after = _step(engine, history, state, cap, fp, seed, prof)
+    return verdict, prof.remember(after, verdict, seed)
 
-    ``baseline``: the first capture fit to be a baseline (``first``,
-    ``first-valid``), or the latest on-topic one (``rolling``).  ``pinned``:
-    the configured pinned capture once seen; it is the baseline from its capture
-    time on (captures before it keep ``baseline``).
 
-    What the profile remembers of the verdicts since the baseline (its
-    ``remember``, a fold over them, so the stream can rebuild it for a late
-    capture from the verdicts it stored: :func:`memory_of`); the ``collection``
-    profile's (watcher.profiles.collection.remember): ``names``, the titles
-    (normalised) a site carried while judged on topic, other than its
-    baseline's, the newest last (a renamed or translated site keeps its
-    identity under its new name).
+def _step(engine: Scores, history: str, state: HistoryState, cap: Capture, fp: Fingerprint, seed: Seed,
+          prof: Profile) -> tuple[Verdict, HistoryState]:
+    """:func:`score_next` before the state remembers the verdict."""
+    pol = engine.config.baseline
+    t = utc(cap.timestamp)
+    if pol.policy == "pinned" and pinned_here(dict(pol.pinned), history, cap):
+        why = unfit_reason(fp, pol.policy)
+        if why is None:
+            d = Decision("on-topic", "baseline", "pinned baseline capture", 0.0)
+            pin = Reference(t, cap.uri_m, prof.keeps(fp, seed, engine.config))
+            return make_verdict(history, cap, fp, pin, {}, d, prof.name, 0.0), \
+                dataclasses.replace(state, pinned=pin)
+        log.warning("pinned baseline %s of %s cannot be a baseline: %s", ts14(t), history, why)
+    ref = state.reference_at(t)
+    if ref is None or (pol.policy != "rolling" and state.pinned is None and state.baseline is not None
+                       and t < state.baseline.capture_time):
+        return _first(engine, history, state, cap, fp, prof, seed)
+    how = read_differently(ref.fingerprint, fp) if ref is state.baseline else None
+    if how is not None and unfit_reason(fp, pol.policy) is None:
+        # The stored baseline was read another way (extract.main_content, tokens.stemming changed):
+        # comparing the two would measure the change of reading, not of the page.
+        d = Decision("on-topic", "baseline", f"baseline re-taken: the text is now read as {how}, the "
+                     "stored baseline was not", 0.0)
+        new = Reference(t, cap.uri_m, prof.keeps(fp, seed, engine.config))
+        return make_verdict(history, cap, fp, new, {}, d, prof.name, 0.0), \
+            dataclasses.replace(state, baseline=new)
+    results, d = engine.compare(ref.fingerprint, fp, seed, prof, state=state, capture=cap)
+    verdict = make_verdict(history, cap, fp, ref, dict(results), d, prof.name, drift_score(results, d))
+    if (pol.policy == "rolling" and d.status == "on-topic" and unfit_reason(fp, pol.policy) is None
+            and ref is state.baseline and t > ref.capture_time):
+        rolled = Reference(t, cap.uri_m, prof.keeps(fp, seed, engine.config))
+        return verdict, dataclasses.replace(state, baseline=rolled)
+    return verdict, state
 
-    ``latest``: the newest capture time scored in the history, as the store
-    knows it (never written with the state; the stream reads it to tell a late
-    capture).  Batch folds in capture-time order and leaves it unset.
-    """
 
-    baseline: Reference | None = None
-    pinned: Reference | None = None
-    names: tuple[str, ...] = ()
-    latest: datetime | None = field(default=None, compare=False)
-
-    def reference_at(self, when: datetime) -> Reference | None:
-        """The baseline in force for a capture taken at ``when``."""
-        t = utc(when)
-        if self.pinned is not None and self.pinned.capture_time <= t:
-            return self.pinned
-        if self.baseline is not None and self.baseline.capture_time <= t:
-            return self.baseline
-        return None
+def _first(engine: Scores, history: str, state: HistoryState, cap: Capture, fp: Fingerprint,
+           profile: Profile, seed: Seed) -> tuple[Verdict, HistoryState]:
+    """No baseline in force at this capture's time: it becomes the baseline if it is fit to be one
+    (unless the profile reads it otherwise: :meth:`Profile.first`)."""
+    why = unfit_reason(fp, engine.config.baseline.policy)
+    own = profile.first(fp, why, cap, engine.params.get(profile.name))
+    if own is not None:
+        return make_verdict(history, cap, fp, None, {}, own, profile.name, own.drift_score), state
+    if why is None:
+        d = Decision("on-topic", "baseline", "baseline capture", 0.0)
+        ref = Reference(utc(cap.timestamp), cap.uri_m, profile.keeps(fp, seed, engine.config))
+        return make_verdict(history, cap, fp, ref, {}, d, profile.name, 0.0), \
+            dataclasses.replace(state, baseline=ref)
+    if extraction_failed(fp):
+        d = Decision("error", "error", fp.error or "extraction failed", 0.0)
+    elif fp.is_empty:
+        d = Decision("empty", "empty", headed("no content", fp.error, "empty") + "; no baseline yet", 0.0)
+    elif fp.page_kind or (fp.http_status is not None and fp.http_status >= 400):
+        d = Decision("off-topic", "off-topic", f"{why}; no baseline yet", 0.95,
+                     ("page_kind",) if fp.page_kind else ("http_error",))
+    else:
+        d = Decision("empty", "empty", f"not fit to be a baseline ({why}); waiting for one", 0.0)
+    return make_verdict(history, cap, fp, None, {}, d, profile.name, 0.95 if d.status == "off-topic" else 0.0), \
+        state
 
 
 def unfit_reason(fp: Fingerprint, policy: str) -> str | None:
@@ -146,7 +159,7 @@ def read_differently(base: Fingerprint, cur: Fingerprint) -> str | None:
 
 def make_verdict(history: str, cap: Capture, fp: Fingerprint, ref: Reference | None, results: dict[str, object],
                  d: Decision, profile: str, score: float) -> Verdict:
-    from .model import MeasureResult, verdict_id
+    from .model import verdict_id
 
     measures = {k: v for k, v in results.items() if isinstance(v, MeasureResult)}
     return Verdict(
@@ -172,19 +185,3 @@ def same_verdict(a: Verdict, b: Verdict) -> bool:
 
 def pinned_here(pins: dict[str, str] | None, history: str, cap: Capture) -> bool:
     return bool(pins) and pins is not None and pins.get(history) == ts14(cap.timestamp)
-
-
-def memory_of(state: HistoryState, verdicts: Iterable[Verdict], profile: Remembers, seed: Seed) -> HistoryState:
-    """``state`` with what it remembers rebuilt from ``verdicts`` (any order; folded in capture-time
-    order, as batch scores them, by the profile's ``remember``): the stream's view of the history at
-    a late capture's time."""
-    out = dataclasses.replace(state, names=())
-    for v in sorted(verdicts, key=lambda x: utc(x.capture_time)):
-        out = profile.remember(out, v, seed)
-    return out
-
-
-class Remembers(Protocol):
-    """What :func:`memory_of` needs of a profile (:class:`watcher.profiles.base.Profile`)."""
-
-    def remember(self, state: HistoryState, verdict: Verdict, seed: Seed) -> HistoryState: ...

@@ -36,24 +36,6 @@ def scored(results: Mapping[str, MeasureResult], name: str) -> float | None:
     return None if r is None else r.score
 
 
-def fmt(x: float) -> str:
-    return f"{x:.0f}" if float(x).is_integer() else f"{x:.2f}"
-
-
-def fmt_vs(score: float, threshold: float) -> str:
-    """``score`` with enough digits that it never reads equal to ``threshold``
-    ("-0.9512 < -0.95", not "-0.95 < -0.95")."""
-    text = fmt(score)
-    if text == fmt(threshold) and score != threshold:
-        text = f"{score:.4f}"
-    return text
-
-
-def fmt_below(score: float, line: float) -> str:
-    """"score < line", the score with enough digits to differ from the line (:func:`fmt_vs`)."""
-    return f"{fmt_vs(score, line)} < {fmt(line)}"
-
-
 def score_measures(base: Fingerprint, cur: Fingerprint, cfg: EngineConfig, ctx: ms.Context) -> dict[str, MeasureResult]:
     """Score every configured measure; ``None`` scores get status ``n/a``."""
     out: dict[str, MeasureResult] = {}

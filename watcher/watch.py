@@ -2,13 +2,16 @@
 
 The batch engine folds :meth:`Engine.score_next` over a whole history; a crawl
 delivers captures one by one, in any order.  :class:`Watcher` keeps the fold's
-state (:class:`watcher.step.HistoryState`) in the store and is idempotent per
+state (:class:`watcher.state.HistoryState`) in the store and is idempotent per
 capture: the verdict id is derived from the canonical URL, capture time and
 digest, so a re-delivered event returns the stored verdict and changes nothing.
+Every capture is scored through a :class:`watcher.job.Job` made once at the edge
+(:meth:`Watcher.job`, :meth:`Watcher.job_for`): the re-delivery check happens there,
+before anything is fetched, when the event names its payload digest.
 
 Late captures.  A capture is scored against the baseline in force at its
 capture time, never a later one, and against what the history remembered then
-(:func:`watcher.step.memory_of`, rebuilt from the verdicts stored before it;
+(:func:`watcher.state.memory_of`, rebuilt from the verdicts stored before it;
 the store tells a late capture by the newest capture time it has scored).
 When a late capture changes what captures already scored were judged against
 (it is earlier than the baseline and fit to be one, it is the configured pinned
@@ -28,17 +31,15 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 
-from .canonical import url_key
 from .engine import Engine
-from .errors import ExtractError
 from .events.model import normalise_digest
-from .fingerprint import failure_reason
+from .job import Job, expected_id, history_of, readable, repeated, same_reference, seed_url
 from .model import Capture, Fingerprint, Verdict, utc, verdict_id
 from .profiles.base import Profile
-from .profiles.seeds import Seed
-from .step import HistoryState, Reference, memory_of, same_verdict
+from .profiles.seedkind import Seed
+from .state import HistoryState, memory_of
+from .step import same_verdict
 from .store.base import BaselineStore
-from .verdict import extraction_failed
 
 log = logging.getLogger(__name__)
 _ALL = 1_000_000  # every stored verdict of a history (the store keeps store.history_limit of them)
@@ -57,14 +58,14 @@ class Outcome:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Begun:
-    """One event's work resolved once, at the edge, before its payload is fetched: the history key,
-    the history's state (the one store read of it), and the reference whose payload the event
-    repeats by digest (``same``: nothing to fetch or parse), passed down to :meth:`Watcher.handle`."""
+class Rescored:
+    """A capture scored again (:meth:`Watcher.rescore`): its verdict, the state right after it, the
+    later kept captures' changed verdicts (new versions) and the state after them.  Nothing stored."""
 
-    history: str
+    verdict: Verdict
+    after: HistoryState
+    corrections: tuple[Verdict, ...]
     state: HistoryState
-    same: Reference | None = None
 
 
 class Watcher:
@@ -80,57 +81,56 @@ class Watcher:
         # Optional ``on_stage(stage, seconds)`` timing hook (stages extract, score,
         # store): the streaming app feeds it to the per-stage latency histogram.
         self.on_stage: Callable[[str, float], None] | None = None
-        self.uncorrectable = 0  # late captures whose later captures had left the re-scoring window
 
-    def history_key(self, url: str) -> str:
-        return url_key(url, self.engine.config.canonical)
+    def job(self, url: str, timestamp: datetime, *, digest: str | None = None, seed: str | None = None,
+            history: str | None = None, key: str | None = None, profile: str | Profile | None = None,
+            redelivery: bool = True) -> Job:
+        """The :class:`~watcher.job.Job` of a capture of ``url`` at ``timestamp``, made before its payload
+        is read: its history (the router's ``key``, the declared ``history``, else the URL's key), seed,
+        profile, verdict id; when that verdict is stored already (a re-delivered event) nothing else is
+        read, else the history's state (the one store read of it) and the reference whose payload
+        ``digest`` repeats.  ``redelivery=False``: the capture is known to be stored (review re-scores it),
+        so it is not looked up."""
+        canon = self.engine.config.canonical
+        hist = history_of(url, canon, key=key, declared=history)
+        dig = normalise_digest(digest)
+        job = Job(hist, Seed.of(seed_url(hist, url, seed, canon)), self.engine.profile(profile or self.profile),
+                  verdict_id=expected_id(hist, timestamp, dig))
+        done = self.store.get_verdict(job.verdict_id) if redelivery and job.verdict_id is not None else None
+        if done is not None:
+            return dataclasses.replace(job, done=done)
+        state = self.store.get_state(hist)
+        return dataclasses.replace(job, state=state,
+                                   same=same_reference(state, dig, self.engine.reading(job.profile, job.seed)))
 
-    def baseline_digest(self, history: str) -> str | None:
-        """Digest of the newest baseline (a capture with that payload needs no fetch)."""
-        state = self.store.get_state(history)
-        ref = state.pinned or state.baseline
-        return ref.fingerprint.digest if ref else None
+    def job_for(self, capture: Capture, profile: str | Profile | None = None, *, key: str | None = None,
+                redelivery: bool = True) -> Job:
+        """:meth:`job` for a capture in hand (its payload, if any, gives the digest)."""
+        return self.job(capture.url, capture.timestamp, digest=capture.effective_digest, seed=capture.seed,
+                        history=capture.history, key=key, profile=profile, redelivery=redelivery)
 
-    def begin(self, url: str, history: str | None = None, digest: str | None = None) -> Begun:
-        """An event's history (``history``, else ``url``'s key), its state (one store read) and whether
-        its payload ``digest`` is the newest baseline's: what the scorer needs before it fetches, and
-        what :meth:`handle` then takes instead of reading it again."""
-        key = history or self.history_key(url)
-        state = self.store.get_state(key)
-        ref = state.pinned or state.baseline
-        same = ref if ref is not None and digest and normalise_digest(digest) == ref.fingerprint.digest else None
-        return Begun(key, state, same)
+    def score(self, capture: Capture, job: Job | None = None, *, alert_on: frozenset[str] = frozenset(),
+              fingerprint: Fingerprint | None = None) -> Outcome:
+        """Score and store ``capture`` (and any corrections it causes): the one entry point.
 
-    def process(self, capture: Capture, profile: str | None = None) -> Verdict:
-        """Score ``capture``; see :meth:`handle`."""
-        return self.handle(capture, profile).verdict
-
-    def process_new(self, capture: Capture, profile: str | None = None) -> tuple[Verdict, bool]:
-        out = self.handle(capture, profile)
-        return out.verdict, out.stored_now
-
-    def handle(self, capture: Capture, profile: str | None = None, alert_on: frozenset[str] = frozenset(),
-               fingerprint: Fingerprint | None = None, *, begun: Begun | None = None) -> Outcome:
-        """Score and store ``capture`` (and any corrections it causes).
-
-        ``alert_on``: the change classes that are alerts here; an alert owed
-        for the verdict (or for a correction that newly reaches such a class) is
-        recorded with it in one transaction (see ``BaselineStore.alert_pending``).
-        ``fingerprint``: ``capture``'s, when the caller made it already (the DOI
-        monitor fingerprints in worker processes); the step is the same.  ``begun``: the event's
-        history and state as :meth:`begin` read them (the store is not asked for the state again;
-        the caller serialises the captures of one history, as the consumer does per partition)."""
-        history = begun.history if begun is not None else capture.history or self.history_key(capture.url)
+        ``job``: the capture's, made at the edge (:meth:`job`; made here from the capture when not
+        given).  ``alert_on``: the change classes that are alerts here; an alert owed for the verdict
+        (or for a correction that newly reaches such a class) is recorded with it in one transaction
+        (see ``BaselineStore.alert_pending``).  ``fingerprint``: ``capture``'s, when the caller made it
+        already (the DOI monitor fingerprints in worker processes); the step is the same.  The caller
+        serialises the captures of one history, as the consumer does per partition."""
+        job = job or self.job_for(capture)
+        if job.done is not None:
+            return Outcome(job.done, False)
+        history, seed, prof = job.history, job.seed, job.profile
         vid = verdict_id(history, capture.timestamp, capture.effective_digest)
-        existing = self.store.get_verdict(vid)
-        if existing is not None:
-            return Outcome(existing, False)
-        prof = self.engine.profile(profile or self.profile)  # the profile and the seed: resolved once, here
+        if vid != job.verdict_id:  # the digest was not known before the payload was read
+            existing = self.store.get_verdict(vid)
+            if existing is not None:
+                return Outcome(existing, False)
         with self._lock:
-            state = begun.state if begun is not None else self.store.get_state(history)
-            seed = Seed.of(self._seed_url(history, capture))
-            fp = self._fingerprint(state, capture, prof, seed, begun) if fingerprint is None else \
-                _readable(capture, fingerprint)
+            state = job.state
+            fp = readable(capture.url, self._fingerprint(job, capture) if fingerprint is None else fingerprint)
             started = time.perf_counter()
             t = utc(capture.timestamp)
             late = state.latest is not None and t < utc(state.latest)
@@ -138,7 +138,7 @@ class Watcher:
             # baseline in force then, and what the verdicts before it left remembered.
             kept = self.store.recent_verdicts(history, _ALL) if late else None
             prior = self._state_at(state, kept or [], t, prof, seed) if late else state
-            verdict, new_state = self.engine.score_next(history, prior, capture, fp, seed, prof)
+            verdict, new_state = self.engine.score(dataclasses.replace(job, state=prior), capture, fp)
             corrections: tuple[Verdict, ...] = ()
             was: dict[str, str] = {}
             if _moved_back(prior, new_state) or (late and _remembers(new_state) != _remembers(prior)):
@@ -161,34 +161,31 @@ class Watcher:
             return Outcome(stored or verdict, False)
         return Outcome(verdict, True, corrections, tuple(alerts))
 
-    def _fingerprint(self, state: HistoryState, cap: Capture, profile: Profile, seed: Seed,
-                     begun: Begun | None = None) -> Fingerprint:
-        if begun is not None:
-            ref = begun.same  # decided once, before the fetch
-        else:
-            ref = state.pinned or state.baseline
-            ref = ref if ref is not None and cap.digest and cap.digest == ref.fingerprint.digest else None
-        if ref is not None and cap.content is None:
-            # Same payload as the baseline: no fetch, no parse.
-            return dataclasses.replace(ref.fingerprint, http_status=cap.status or ref.fingerprint.http_status)
+    def rescore(self, capture: Capture, fingerprint: Fingerprint) -> Rescored:
+        """Score ``capture`` (stored already, ``fingerprint`` as the store kept it) again against the
+        history as it stood at its time, then re-score the kept captures after it; nothing is stored
+        (review's "make this the baseline" stores what it keeps, under the pinned configuration this
+        watcher's engine holds)."""
+        job = self.job_for(capture, redelivery=False)
+        t = utc(capture.timestamp)
+        prior = self._state_at(job.state, self.store.recent_verdicts(job.history, _ALL), t, job.profile, job.seed)
+        verdict, after = self.engine.score(dataclasses.replace(job, state=prior), capture, fingerprint)
+        corrections, final, _ = self._rescore_after(job.history, capture, verdict, after, job.seed, job.profile)
+        return Rescored(verdict, after, corrections, final)
+
+    def _fingerprint(self, job: Job, cap: Capture) -> Fingerprint:
+        # the reference's payload again (the digest the job was made with is this capture's): no fetch, no parse
+        fp = repeated(job, cap.status) if cap.content is None or cap.effective_digest == job.same_digest else None
+        if fp is not None:
+            return fp  # same payload as the reference: no fetch, no parse
         started = time.perf_counter()
-        fp = self.engine.fingerprint(cap, profile, seed)
+        fp = self.engine.fingerprint(cap, job.profile, job.seed)
         self._timed("extract", started)
-        if extraction_failed(fp):
-            # A bad event for the streaming policy: dead-lettered with the reason.
-            raise ExtractError(f"{cap.url}: {fp.error}", reason=failure_reason(fp.error))
         return fp
 
     def _timed(self, stage: str, started: float) -> None:
         if self.on_stage is not None:
             self.on_stage(stage, time.perf_counter() - started)
-
-    def _seed_url(self, history: str, cap: Capture) -> str:
-        """The URL the history stands for: the seed when the crawler names it and it is this URL, else
-        the URL itself (captures of one history share it up to canonicalisation)."""
-        if cap.seed and self.history_key(cap.seed) == history:
-            return cap.seed
-        return cap.url
 
     def _state_at(self, state: HistoryState, stored: list[Verdict], t: datetime, profile: Profile,
                   seed: Seed) -> HistoryState:
@@ -222,19 +219,12 @@ class Watcher:
         stored = self.store.recent_verdicts(history, _ALL) if stored is None else stored
         missing = [v for v in stored if v.capture_time > t and v.verdict_id not in kept]
         if missing:
-            self.uncorrectable += len(missing)
             log.warning("%s: late capture %s changed the state; %d later verdicts are outside the re-scoring "
                         "window and keep their old verdicts", history, t.isoformat(), len(missing))
             # what the history remembers is rebuilt from every verdict, those kept as they were included
             newest = {v.verdict_id: v for v in (*stored, verdict, *out)}
             state = memory_of(state, newest.values(), profile, seed)
         return tuple(out), state, was
-
-
-def _readable(cap: Capture, fp: Fingerprint) -> Fingerprint:
-    if extraction_failed(fp):
-        raise ExtractError(f"{cap.url}: {fp.error}", reason=failure_reason(fp.error))
-    return fp
 
 
 def _whole(fp: Fingerprint, whole: dict[str, Fingerprint]) -> Fingerprint:

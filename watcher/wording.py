@@ -3,7 +3,8 @@
 Why a helper: reasons are read by people (alerts, the CSV ``reason`` column,
 ``doi status``), and a detail that only repeats its head ("no content (no
 content)") reads like a bug.  Every place that builds ``head (detail)`` goes
-through :func:`headed`, so the rule is written once.
+through :func:`headed`, so the rule is written once.  Numbers in reasons are
+written by :func:`fmt` (and :func:`fmt_vs`, :func:`fmt_below` beside a threshold).
 """
 
 from __future__ import annotations
@@ -26,3 +27,21 @@ def headed(head: str, detail: str | None, default: str | None = None) -> str:
     if t.startswith(h):
         return text
     return f"{head} ({text})"
+
+
+def fmt(x: float) -> str:
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:.2f}"
+
+
+def fmt_vs(score: float, threshold: float) -> str:
+    """``score`` with enough digits that it never reads equal to ``threshold``
+    ("-0.9512 < -0.95", not "-0.95 < -0.95")."""
+    text = fmt(score)
+    if text == fmt(threshold) and score != threshold:
+        text = f"{score:.4f}"
+    return text
+
+
+def fmt_below(score: float, line: float) -> str:
+    """"score < line", the score with enough digits to differ from the line (:func:`fmt_vs`)."""
+    return f"{fmt_vs(score, line)} < {fmt(line)}"

@@ -17,7 +17,7 @@ from tests.fixtures.kafka import KafkaNames
 from tests.fixtures.streamcheck import stream_equals_batch
 from watcher.broker import EmbeddedBroker
 from watcher.config import Config
-from watcher.evaluate import evaluate
+from watcher.evaluation.evaluate import evaluate
 from watcher.output import write_results
 from watcher.scan import score_histories
 from watcher.sources import iter_histories

@@ -14,7 +14,7 @@ from pathlib import Path
 from tests.fixtures import textgen
 from tests.fixtures.captures import cap
 from tests.fixtures.streams import batch_as_stream
-from watcher.profiles.seeds import seed_kind
+from watcher.profiles.seedkind import seed_kind
 
 SECTION = "http://www.guardian.co.uk/world/egypt"
 ARTICLE = "http://www.guardian.co.uk/world/2011/jan/28/egypt-protests-live-updates"

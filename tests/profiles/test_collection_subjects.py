@@ -15,10 +15,10 @@ from tests.fixtures.captures import URL, cap
 from tests.fixtures.streams import batch_as_stream
 from watcher.config import EngineConfig
 from watcher.engine import Engine
-from watcher.model import Verdict
-from watcher.profiles.seeds import seed_kind
+from watcher.model import Verdict, payload_digest
+from watcher.profiles.seedkind import seed_kind
 from watcher.profiles.subject import title_subject
-from watcher.step import HistoryState
+from watcher.state import HistoryState
 from watcher.store import SQLiteStore
 from watcher.watch import Watcher
 
@@ -519,11 +519,13 @@ def test_a_store_of_whole_page_deep_baselines_is_re_taken_once(tmp_path: Path) -
     b = _site_page(textgen.document(["music", "garden"], 120, 9), lists)
     with SQLiteStore(tmp_path / "s.db") as store:
         before = Watcher(Engine(EngineConfig(extract={"main_content": False})), store)
-        assert before.process(cap(0, a, url=DEEP)).change == "baseline"
+        assert before.score(cap(0, a, url=DEEP)).verdict.change == "baseline"
         now = Watcher(Engine(EngineConfig()), store)
-        retaken = now.process(cap(1, a, url=DEEP))
+        # the same payload, named by its digest only (an event): the old reading does not stand for it
+        assert now.job_for(cap(1, None, url=DEEP, digest=payload_digest(a))).needs_payload
+        retaken = now.score(cap(1, a, url=DEEP)).verdict
         assert retaken.change == "baseline" and "now read as main content" in retaken.reason
-        assert now.process(cap(2, b, url=DEEP)).status == "off-topic"
+        assert now.score(cap(2, b, url=DEEP)).verdict.status == "off-topic"
 
 
 def test_under_a_kept_name_new_topic_words_are_the_news_not_another_page(tmp_path: Path) -> None:

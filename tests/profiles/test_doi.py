@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from tests.fixtures import doi_pages as dp
-from watcher.config import DoiConfig, EngineConfig
+from watcher.config import DoiThresholds, EngineConfig
 from watcher.doi.profile import decide_doi, title_similarity
 from watcher.extract.record import extract_record
 from watcher.fingerprint import fingerprint
@@ -218,5 +218,5 @@ def test_title_similarity_and_expected_title() -> None:
     base = fp(dp.ojs(a, 0))
     # The registered title wins over the baseline's: a baseline captured after a swap is still caught.
     d = decide_doi(base, fp(dp.ojs(a, 1)), CFG, expected_title="A completely different registered title",
-                   params=DoiConfig(), doi="10.1/none")
+                   params=DoiThresholds(), doi="10.1/none")
     assert d.change == "replaced"

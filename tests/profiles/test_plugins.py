@@ -79,5 +79,5 @@ def test_batch_and_stream_take_a_registered_profile(length_profile: Profile, tmp
         ("empty", "empty", "length")]  # the shared checks: no content says nothing
     with SQLiteStore(tmp_path / "s.db") as store:
         w = Watcher(Engine(EngineConfig()), store)
-        streamed = [w.handle(c, "length").verdict for c in caps]
+        streamed = [w.score(c, w.job_for(c, "length")).verdict for c in caps]
     assert [(v.status, v.change, v.reason) for v in streamed] == [(v.status, v.change, v.reason) for v in got.verdicts]

@@ -76,7 +76,7 @@ def test_text_profile_tells_typos_from_rewording_in_batch_compare_and_stream(eve
         batch = Engine(cfg).scan_history("h", [cap(0, base), cap(1, page)]).verdicts[1]
         with SQLiteStore(tmp_path / f"{how}.db") as store:
             w = Watcher(Engine(cfg), store)
-            stream = [w.process(c) for c in (cap(0, base), cap(1, page))][1]
+            stream = [w.score(c).verdict for c in (cap(0, base), cap(1, page))][1]
         assert cmp["change"] == batch.change == stream.change == change, (how, every, batch.reason)
         assert batch.reason == stream.reason == cmp["reason"]
         assert ("differ by a typo" in batch.reason) == (how == "typo")
@@ -97,7 +97,7 @@ def test_one_paragraph_replaced_in_a_long_text_drifts(at: int, tmp_path: Path) -
     cmp = compare_files(str(tmp_path / "a.html"), str(tmp_path / "b.html"), cfg)
     batch = Engine(cfg).scan_history("h", [cap(0, base), cap(1, edited)]).verdicts[1]
     with SQLiteStore(tmp_path / "s.db") as store:  # the stored baseline keeps its words
-        stream = [Watcher(Engine(cfg), store).process(c) for c in (cap(0, base), cap(1, edited))][1]
+        stream = [Watcher(Engine(cfg), store).score(c).verdict for c in (cap(0, base), cap(1, edited))][1]
     assert batch.change == cmp["change"] == stream.change == "drifted", batch.reason
     assert stream.reason == batch.reason
     assert "words of the baseline in a row are gone" in batch.reason
@@ -120,7 +120,7 @@ def test_a_paragraph_inserted_inside_the_text_drifts_one_added_around_it_does_no
     cmp = compare_files(str(tmp_path / "a.html"), str(tmp_path / "b.html"), cfg)
     batch = Engine(cfg).scan_history("h", [cap(0, base), cap(1, page)]).verdicts[1]
     with SQLiteStore(tmp_path / "s.db") as store:
-        stream = [Watcher(Engine(cfg), store).process(c) for c in (cap(0, base), cap(1, page))][1]
+        stream = [Watcher(Engine(cfg), store).score(c).verdict for c in (cap(0, base), cap(1, page))][1]
     assert batch.change == cmp["change"] == stream.change == want, batch.reason
     assert batch.reason == stream.reason == cmp["reason"]
     if want == "drifted":
@@ -167,9 +167,9 @@ def test_a_baseline_read_another_way_is_re_taken_not_compared(tmp_path: Path) ->
     pages = [_in_a_live_page(textgen.html(LONG, "A report"), i) for i in (1, 2, 3)]  # the list changes
     old = EngineConfig(profile="text", extract=ExtractConfig(main_content=False))
     with SQLiteStore(tmp_path / "s.db") as store:
-        first = Watcher(Engine(old), store).process(cap(0, pages[0]))
+        first = Watcher(Engine(old), store).score(cap(0, pages[0])).verdict
         w = Watcher(Engine(EngineConfig(profile="text")), store)
-        again, after = (w.process(cap(i, pages[i])) for i in (1, 2))
+        again, after = (w.score(cap(i, pages[i])).verdict for i in (1, 2))
     assert first.change == "baseline"
     assert again.change == "baseline" and again.reason.startswith("baseline re-taken: the text is now read as main")
     assert after.change == "unchanged" and after.baseline_time == again.capture_time
@@ -180,14 +180,14 @@ def test_a_baseline_read_another_way_is_re_taken_not_compared(tmp_path: Path) ->
     assert d.change == "drifted"
     stem = EngineConfig(tokens=TokenConfig(stemming=True))
     with SQLiteStore(tmp_path / "t.db") as store:
-        Watcher(Engine(EngineConfig()), store).process(cap(0, pages[0]))
-        v = Watcher(Engine(stem), store).process(cap(1, pages[1]))
+        Watcher(Engine(EngineConfig()), store).score(cap(0, pages[0]))
+        v = Watcher(Engine(stem), store).score(cap(1, pages[1])).verdict
     assert v.change == "baseline" and "stemmed terms" in v.reason
 
 
 def test_main_content_auto_is_the_profiles_answer_for_the_seed() -> None:
     from watcher import profiles
-    from watcher.profiles.seeds import Seed
+    from watcher.profiles.seedkind import Seed
 
     auto = ExtractConfig()
     assert auto.main_content == "auto"
@@ -290,7 +290,7 @@ def test_one_word_replaced_by_a_synonym_in_a_long_text_drifts(where: int, tmp_pa
         cmp = compare_files(str(tmp_path / "a.html"), str(tmp_path / "b.html"), cfg)
         batch = Engine(cfg).scan_history("h", [cap(0, base), cap(1, page)]).verdicts[1]
         with SQLiteStore(tmp_path / f"{how}.db") as store:
-            stream = [Watcher(Engine(cfg), store).process(c) for c in (cap(0, base), cap(1, page))][1]
+            stream = [Watcher(Engine(cfg), store).score(c).verdict for c in (cap(0, base), cap(1, page))][1]
         assert batch.change == cmp["change"] == stream.change and batch.change in want, (how, batch.reason)
         assert batch.reason == stream.reason == cmp["reason"]
         if how == "synonym":

@@ -3,7 +3,6 @@
 Public API::
 
     Acquirer(cfg, on_fetch=None, renderer=None): await get(event) -> Capture; await close()
-    needs_content(event, baseline_digest) -> bool
     AddressPolicy(allow_cidrs), GuardedResolver     (SSRF guard)
     HttpFetcher, FetchResult                        (guarded HTTP client)
     RenderPool(render_cfg, allow, fetch=None): await render(url) -> (html_bytes, seconds)
@@ -14,11 +13,11 @@ Public API::
 
 from __future__ import annotations
 
-from .acquirer import FETCH_SOURCES, Acquirer, FetchCallback, needs_content
-from .http import FetchResult, HttpFetcher
-from .netguard import AddressPolicy, GuardedResolver, address_category
+from ..archive.replay import build_replay_uri, raw_replay_uri
+from ..net.http import FetchResult, HttpFetcher
+from ..net.netguard import AddressPolicy, GuardedResolver, address_category
+from .acquirer import FETCH_SOURCES, Acquirer, FetchCallback
 from .render import RenderPool, count_scripts, quick_word_count, rendered_capture, wants_render
-from .replay import build_replay_uri, raw_replay_uri
 
 __all__ = [
     "FETCH_SOURCES",
@@ -32,7 +31,6 @@ __all__ = [
     "address_category",
     "build_replay_uri",
     "count_scripts",
-    "needs_content",
     "quick_word_count",
     "raw_replay_uri",
     "rendered_capture",

@@ -25,16 +25,16 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from ..archive.replay import WAYBACK, build_replay_uri, is_archived_response, raw_replay_uri
 from ..canonical import url_key
 from ..config import Config
 from ..errors import AcquireError
-from ..events.model import CaptureEvent, normalise_digest
+from ..events.model import CaptureEvent
 from ..model import Capture, payload_digest
+from ..net.http import FetchResult, HttpFetcher
+from ..net.netguard import AddressPolicy
 from .archived import ArchiveResolver, ChainResolver, ReplayResolver, WarcFileResolver, WarcIndexCache
-from .http import FetchResult, HttpFetcher
-from .netguard import AddressPolicy
 from .render import RenderPool, count_scripts, quick_word_count, rendered_capture, wants_render
-from .replay import WAYBACK, build_replay_uri, is_archived_response, raw_replay_uri
 from .revisit import RevisitFinder
 from .warc import RecordExtent, WarcPayload, find_warc, parse_record, read_record_bytes, safe_warc_name
 
@@ -44,17 +44,6 @@ log = logging.getLogger(__name__)
 FetchCallback = Callable[[str, float], None]
 FETCH_SOURCES = ("warc", "warc_http", "replay", "live", "render")
 _OK_ARCHIVE_STATUSES = range(200, 400)
-
-
-def needs_content(event: CaptureEvent, baseline_digest: str | None) -> bool:
-    """False when the event's payload digest equals the baseline's: nothing to fetch.
-
-    An identical payload digest means an identical payload, hence no drift;
-    fetching and parsing it again would only cost time.
-    """
-    if event.digest is None or baseline_digest is None:
-        return True
-    return event.digest != normalise_digest(baseline_digest)
 
 
 class Acquirer:
@@ -96,9 +85,6 @@ class Acquirer:
     async def close(self) -> None:
         await self.live_fetcher.close()
         await self.archive_fetcher.close()
-
-    def needs_content(self, event: CaptureEvent, baseline_digest: str | None) -> bool:
-        return needs_content(event, baseline_digest)
 
     def _timed(self, source: str, started: float) -> None:
         if self.on_fetch is not None:
@@ -236,7 +222,8 @@ class Acquirer:
         return await self._maybe_render_archived(event, capture, self._configured_replay())
 
     def _warc_capture(self, event: CaptureEvent, record: WarcPayload, source: str) -> Capture:
-        if record.target_uri and url_key(record.target_uri) != url_key(event.url):
+        canonical = self.cfg.engine.canonical
+        if record.target_uri and url_key(record.target_uri, canonical) != url_key(event.url, canonical):
             raise AcquireError(
                 f"WARC record at {event.warc_filename}:{event.warc_offset} is for {record.target_uri[:200]},"
                 f" not {event.url[:200]}",

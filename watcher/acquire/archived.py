@@ -32,14 +32,14 @@ from datetime import datetime
 from typing import Protocol
 from urllib.parse import urljoin
 
+from ..archive.index import IndexEntry, index_archive
+from ..archive.replay import build_replay_uri
+from ..archive.warc import RecordLoader
 from ..canonical import url_key
 from ..config import Config
 from ..errors import AcquireError, InputError
 from ..model import REDIRECT_STATUSES
-from ..sources.index import IndexEntry, index_archive
-from ..sources.warc import RecordLoader
-from .http import FetchResult, HttpFetcher
-from .replay import build_replay_uri
+from ..net.http import FetchResult, HttpFetcher
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ SSRF: the browser is as untrusted-URL-driven as the live fetcher.  Chromium
 is started with ``--host-resolver-rules=MAP * ~NOTFOUND`` so it cannot
 resolve or reach any host on its own; every http(s) request of every page is
 intercepted (``context.route``) and performed by driftline's guarded
-:class:`~watcher.acquire.http.HttpFetcher`, which checks every redirect hop.
+:class:`~watcher.net.http.HttpFetcher`, which checks every redirect hop.
 (Chromium does not route the hops of a redirect it was handed by
 ``route.fulfill``, so redirects are followed by the fetcher; the page's own
 redirect chain is resolved before navigation so that the document gets its
@@ -57,9 +57,9 @@ from ..config import LiveFetchConfig, RenderConfig
 from ..errors import AcquireError, BlockedAddressError, RenderError
 from ..events.model import CaptureEvent
 from ..model import Capture
+from ..net.http import DEFAULT_DECOMPRESS_RATIO, FetchResult, HttpFetcher
+from ..net.netguard import AddressPolicy
 from .archived import ArchiveResolver
-from .http import DEFAULT_DECOMPRESS_RATIO, FetchResult, HttpFetcher
-from .netguard import AddressPolicy
 from .sandbox import LaunchPlan, plan_launch, unsandboxed
 
 log = logging.getLogger(__name__)

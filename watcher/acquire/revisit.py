@@ -8,7 +8,7 @@ order is possible) was dead-lettered.  The record itself says where the
 payload is: ``WARC-Refers-To`` (the original's record id), or
 ``WARC-Refers-To-Target-URI`` and ``-Date``, and always its payload digest.
 This module looks the original up as the batch scanner does
-(:class:`~watcher.sources.warc.RevisitResolver`: record id, then target and
+(:class:`~watcher.archive.warc.RevisitResolver`: record id, then target and
 date, then digest, same URL first), first in the revisit's own WARC, then in
 the other WARC files of its folder, newest first, and reads its payload.  So
 a revisit gets batch's verdict whatever the arrival order, and the events
@@ -31,12 +31,12 @@ from pathlib import Path
 
 from warcio.archiveiterator import ArchiveIterator
 
+from ..archive.index import IndexEntry, index_archive, normalise_digest, parse_warc_date
+from ..archive.warc import Loaded, RecordLoader, RevisitResolver
 from ..canonical import url_key
 from ..config import Config
 from ..errors import AcquireError
 from ..model import payload_digest
-from ..sources.index import IndexEntry, index_archive, normalise_digest, parse_warc_date
-from ..sources.warc import Loaded, RecordLoader, RevisitResolver
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from pathlib import Path
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
+from ..archive.warc import bytes_missing
 from ..errors import AcquireError, TooLargeError
-from ..sources.warc import bytes_missing
 
 _HEADER_LIMIT = 256 * 1024
 _CONTENT_LENGTH = re.compile(rb"^content-length:\s*(\d+)\s*$", re.IGNORECASE | re.MULTILINE)

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..canonical import url_key
-from ..config import Config
+from ..config import CanonicalConfig, Config
 from ..errors import DriftlineError
 from ..model import Behaviour
 from ..ports import free_port, port_free
@@ -143,10 +143,10 @@ class _Printer:
     held until the verdict it repeats (same ``verdict_id``) is printed, then printed under it;
     :meth:`flush` prints any still held (a verdict that never came) before the summary."""
 
-    def __init__(self, out: TextIO, result: DemoResult) -> None:
+    def __init__(self, out: TextIO, result: DemoResult, canonical: CanonicalConfig | None = None) -> None:
         self.out = out
         self.result = result
-        self._by_history = {url_key(s.url): s.url for s in result.crawl.seeds}
+        self._by_history = {url_key(s.url, canonical): s.url for s in result.crawl.seeds}
         self._printed: set[str] = set()
         self._held: dict[str, list[dict[str, Any]]] = {}
 
@@ -276,7 +276,7 @@ async def demo(cfg: Config, *, once: bool, out: TextIO | None = None, workdir: P
     k = dcfg.kafka
     topics = {k.results_topic: "verdict", k.alerts_topic: "alert", k.recommendations_topic: "recommendation",
               k.dead_letter_topic: "dead-letter"}
-    printer = _Printer(out, result)
+    printer = _Printer(out, result, dcfg.engine.canonical)
     async with ConsumerApp(dcfg) as app, DoiDemo(dcfg, workdir, out) as doi_demo:
         from consumers.client import produce
 

@@ -72,21 +72,9 @@ def _strip_trailing(text: str) -> str:
     return text.strip()
 
 
-def is_doi(raw: str) -> bool:
-    try:
-        normalise_doi(raw)
-    except DoiError:
-        return False
-    return True
-
-
 def doi_url(doi: str, resolver_url: str) -> str:
     """``resolver_url`` + the DOI, with the characters a URL path cannot hold escaped
     (as doi.org's own links do: ``/`` kept, ``#``, ``?``, ``%`` and spaces escaped)."""
     from urllib.parse import quote
 
     return resolver_url.rstrip("/") + "/" + quote(doi, safe="/;:()[]<>@!$&'*+,=.-_~")
-
-
-def prefix_of(doi: str) -> str:
-    return doi.split("/", 1)[0]

@@ -16,7 +16,7 @@ next check.  An alert is raised once a DOI has failed the same way
 
 One state, one scoring step.  The check is scored by the project's one step
 (:meth:`watcher.engine.Engine.score_next`, profile ``doi``), driven by the
-same :meth:`watcher.watch.Watcher.handle` as the streaming watcher, over the
+same :meth:`watcher.watch.Watcher.score` (through a :class:`watcher.job.Job`) as the streaming watcher, over the
 same baseline store, into the history ``doi:<doi>``: the DOI's state is the
 watcher's state, and the change class in the status report is the verdict
 stored for the check's capture.  Why in process rather than waiting for the
@@ -25,8 +25,8 @@ stream: ``driftline doi status`` has a change class right after the check
 so the next check goes through the browser.  Why it still emits the capture
 event: the event names the same history (``watch.id``), capture time and
 payload digest, so it has the same verdict id; a streaming watcher on the
-same store finds the verdict already stored (``Watcher.handle`` is
-idempotent per capture) and publishes it (with any alert owed) instead of
+same store finds the verdict already stored (``Watcher.job`` finds it
+before anything is read) and publishes it (with any alert owed) instead of
 scoring the check a second time, and one on another store scores it with the
 same step.  Blocked pages (bot walls, cookie walls) are never baselines and
 never drift (:func:`watcher.doi.profile.first_doi`, ``decide_doi``).
@@ -35,6 +35,7 @@ never drift (:func:`watcher.doi.profile.first_doi`, ``decide_doi``).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import multiprocessing
 import time
@@ -119,7 +120,7 @@ class DoiMonitor:
         self._sem = asyncio.Semaphore(cfg.doi.max_concurrent_checks)
         self._not_before: dict[str, float] = {}  # host -> monotonic time (Retry-After)
         self._validated = False
-        self.watcher = Watcher(Engine(cfg.engine, doi=cfg.doi), registry.baselines, profile="doi")
+        self.watcher = Watcher(Engine(cfg.engine), registry.baselines, profile="doi")
         self._alert_on = cfg.alerts.alerts_on("doi", cfg.doi.events_topic)
         self._pool: ProcessPoolExecutor | None = None
         if cfg.doi.judge_processes > 0:
@@ -215,7 +216,9 @@ class DoiMonitor:
         else:
             fp = await asyncio.to_thread(fingerprint_capture, cap, engine_cfg)
         try:
-            out = await asyncio.to_thread(self.watcher.handle, cap, "doi", self._alert_on, fp)
+            job = await asyncio.to_thread(self.watcher.job_for, cap, "doi")
+            out = await asyncio.to_thread(functools.partial(self.watcher.score, cap, job, alert_on=self._alert_on,
+                                                            fingerprint=fp))
         except ExtractError as exc:
             log.info("DOI %s: the answer could not be read: %s", entry.doi, exc)
             return fp, None

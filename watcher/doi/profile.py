@@ -47,15 +47,15 @@ from __future__ import annotations
 import re
 
 from .. import measures as ms
-from ..config import DoiConfig, EngineConfig
+from ..config import DoiThresholds, EngineConfig
 from ..extract.record import author_key, shingle_hashes, words
 from ..extract.scholarly import box_change
 from ..fingerprint import site_of
 from ..model import Capture, ChangeClass, Fingerprint, ScholarlyRecord
 from ..profiles.base import BaseProfile, Case
-from ..profiles.seeds import Seed
-from ..verdict import Decision, fmt
-from ..wording import headed
+from ..profiles.seedkind import Seed
+from ..verdict import Decision
+from ..wording import fmt, headed
 
 GONE_KINDS = frozenset({"soft-404", "parked", "suspended", "defaced", "under-construction"})
 ERROR_KINDS = frozenset({"database-error"})
@@ -143,15 +143,15 @@ def _pdf(base: Fingerprint, cur: Fingerprint) -> Decision:
 
 
 def decide_doi(base: Fingerprint, cur: Fingerprint, cfg: EngineConfig, expected_title: str | None = None, *,
-               params: DoiConfig | None = None, doi: str | None = None) -> Decision:
+               params: DoiThresholds | None = None, doi: str | None = None) -> Decision:
     """Change class of ``cur`` against the baseline ``base`` under the doi profile.
 
     ``expected_title`` is the registered title (from the DOI list or import),
     preferred over the baseline's; ``doi`` the watched DOI, preferred over the
-    baseline's ``citation_doi``; ``params`` the thresholds (``doi:`` config).
+    baseline's ``citation_doi``; ``params`` the thresholds (``engine.doi``).
     ``cfg`` is the engine configuration the fingerprints were made with.
     """
-    p = params or DoiConfig()
+    p = params or DoiThresholds()
     br, cr = base.record, cur.record
     # -- nothing observed, or nothing there ---------------------------------
     ref_title = expected_title or (br.title if br is not None and br.title else base.title)
@@ -250,13 +250,13 @@ def decide_doi(base: Fingerprint, cur: Fingerprint, cfg: EngineConfig, expected_
 
 
 def first_doi(fp: Fingerprint, unfit: str | None, expected_title: str | None,
-              params: DoiConfig | None = None) -> Decision:
+              params: DoiThresholds | None = None) -> Decision:
     """The change class of a DOI's capture when it has no baseline yet.
 
     ``unfit`` is why the capture cannot be a baseline (``None``: it can).
     Change ``baseline`` means it becomes the baseline; anything else leaves
     the DOI without one, so the next capture is read as a first one again."""
-    p = params or DoiConfig()
+    p = params or DoiThresholds()
     if fp.page_kind == "bot-challenge":
         return Decision("error", "blocked", f"bot challenge ({fp.page_kind_evidence}): not observed, retry through "
                         "the browser", 0.0)
@@ -279,7 +279,7 @@ def first_doi(fp: Fingerprint, unfit: str | None, expected_title: str | None,
     return Decision("on-topic", "baseline", "first observed record: the baseline", 0.0)
 
 
-def _without_record(base: Fingerprint, cur: Fingerprint, p: DoiConfig) -> Decision:
+def _without_record(base: Fingerprint, cur: Fingerprint, p: DoiThresholds) -> Decision:
     """A baseline without scholarly metadata: compare main texts when there
     are any, else whole-page text, as the plain verdict's containment does."""
     from .. import measures as ms
@@ -320,8 +320,8 @@ class DoiProfile(BaseProfile):
         return None if d.change == "baseline" else d
 
 
-def _params(params: object | None) -> DoiConfig | None:
-    return params if isinstance(params, DoiConfig) else None
+def _params(params: object | None) -> DoiThresholds | None:
+    return params if isinstance(params, DoiThresholds) else None
 
 
 PROFILE = DoiProfile()

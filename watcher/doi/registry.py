@@ -110,13 +110,13 @@ class DoiRegistry:
         with self._tx() as c:
             for stmt in _SCHEMA.split(";"):
                 if stmt.strip():
-                    store._run(c, stmt)
+                    store.run(c, stmt)
 
     @contextmanager
     def _tx(self) -> Iterator[Any]:
         """One write transaction of the store; driver errors become :class:`StoreError`."""
         try:
-            with self.store._tx() as c:
+            with self.store.transaction() as c:
                 yield c
         except self.store.DB_ERRORS as exc:
             raise StoreError(f"DOI registry write to {self.store.where} failed: {exc}", reason="store_write") from exc
@@ -131,8 +131,8 @@ class DoiRegistry:
         now = time_key(_now())
         with self._tx() as c:
             for e in entries:
-                row = self.store._run(c, "SELECT 1 FROM doi_entries WHERE doi = ?", (e.doi,)).fetchone()
-                self.store._run(
+                row = self.store.run(c, "SELECT 1 FROM doi_entries WHERE doi = ?", (e.doi,)).fetchone()
+                self.store.run(
                     c,
                     "INSERT INTO doi_entries (doi, title, landing_url, interval_s, tags, source, added, updated) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (doi) DO UPDATE SET "
@@ -153,39 +153,39 @@ class DoiRegistry:
         n = 0
         with self._tx() as c:
             for d in dois:
-                n += self.store._run(c, "DELETE FROM doi_entries WHERE doi = ?", (d,)).rowcount
-                self.store._run(c, "DELETE FROM doi_state WHERE doi = ?", (d,))
+                n += self.store.run(c, "DELETE FROM doi_entries WHERE doi = ?", (d,)).rowcount
+                self.store.run(c, "DELETE FROM doi_state WHERE doi = ?", (d,))
         return n
 
     def get(self, doi: str) -> DoiEntry | None:
-        with self.store._read() as c:
-            row = self.store._run(
+        with self.store.reading() as c:
+            row = self.store.run(
                 c, "SELECT doi, title, landing_url, interval_s, tags, source FROM doi_entries WHERE doi = ?", (doi,)
             ).fetchone()
         return _entry(row) if row is not None else None
 
     def entries(self, tag: str | None = None) -> list[DoiEntry]:
-        with self.store._read() as c:
-            rows = self.store._run(
+        with self.store.reading() as c:
+            rows = self.store.run(
                 c, "SELECT doi, title, landing_url, interval_s, tags, source FROM doi_entries ORDER BY doi"
             ).fetchall()
         out = [_entry(r) for r in rows]
         return [e for e in out if tag in e.tags] if tag else out
 
     def count(self) -> int:
-        with self.store._read() as c:
-            return int(self.store._run(c, "SELECT COUNT(*) FROM doi_entries").fetchone()[0])
+        with self.store.reading() as c:
+            return int(self.store.run(c, "SELECT COUNT(*) FROM doi_entries").fetchone()[0])
 
     # -- imports --------------------------------------------------------------
 
     def last_import(self, source: str) -> datetime | None:
-        with self.store._read() as c:
-            row = self.store._run(c, "SELECT last_run FROM doi_imports WHERE source = ?", (source,)).fetchone()
+        with self.store.reading() as c:
+            row = self.store.run(c, "SELECT last_run FROM doi_imports WHERE source = ?", (source,)).fetchone()
         return parse_iso(row[0]) if row is not None else None
 
     def set_last_import(self, source: str, when: datetime, records: int) -> None:
         with self._tx() as c:
-            self.store._run(
+            self.store.run(
                 c,
                 "INSERT INTO doi_imports (source, last_run, records) VALUES (?, ?, ?) ON CONFLICT (source) DO UPDATE "
                 "SET last_run = excluded.last_run, records = excluded.records",
@@ -201,7 +201,7 @@ class DoiRegistry:
         at = time_key(when)
         change = record.get("change")
         with self._tx() as c:
-            prev = self.store._run(
+            prev = self.store.run(
                 c, "SELECT failures, failure_kind, first_drift FROM doi_state WHERE doi = ?", (doi,)
             ).fetchone()
             failures, kind, first = (int(prev[0]), prev[1], prev[2]) if prev is not None else (0, None, None)
@@ -214,13 +214,13 @@ class DoiRegistry:
             elif change in ("unchanged", "layout", "baseline"):
                 first = None
             body = json.dumps(dict(record), ensure_ascii=False, separators=(",", ":"), default=str)
-            self.store._run(
+            self.store.run(
                 c,
                 "INSERT INTO doi_checks (doi, check_time, outcome, record) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (doi, check_time) DO NOTHING",
                 (doi, at, outcome, body),
             )
-            self.store._run(
+            self.store.run(
                 c,
                 "INSERT INTO doi_state (doi, last_check, outcome, http_status, final_url, change, reason, first_drift, "
                 "failures, failure_kind, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (doi) DO UPDATE "
@@ -244,8 +244,8 @@ class DoiRegistry:
         return self._states("ORDER BY doi", ())
 
     def _states(self, where: str, params: tuple[Any, ...]) -> list[DoiState]:
-        with self.store._read() as c:
-            rows = self.store._run(
+        with self.store.reading() as c:
+            rows = self.store.run(
                 c,
                 "SELECT doi, last_check, outcome, http_status, final_url, change, reason, first_drift, failures, "
                 f"failure_kind, record FROM doi_state {where}",
@@ -259,8 +259,8 @@ class DoiRegistry:
         ]
 
     def checks(self, doi: str, limit: int = 100) -> list[dict[str, Any]]:
-        with self.store._read() as c:
-            rows = self.store._run(
+        with self.store.reading() as c:
+            rows = self.store.run(
                 c, "SELECT record FROM doi_checks WHERE doi = ? ORDER BY check_time DESC LIMIT ?", (doi, limit)
             ).fetchall()
         return [json.loads(r[0]) for r in rows]

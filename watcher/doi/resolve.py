@@ -1,7 +1,7 @@
 """Resolve a DOI to its landing page and record how.
 
 One place for every network call of a check (the guarded HTTP client,
-:class:`~watcher.acquire.http.HttpFetcher`, and the render pool), so the
+:class:`~watcher.net.http.HttpFetcher`, and the render pool), so the
 hardening of that client applies here unchanged:
 
 1. the handle API of the configured resolver
@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin
 
-from ..acquire.http import HttpFetcher
 from ..acquire.render import RenderPool, count_scripts, quick_word_count
 from ..config import Config
 from ..errors import AcquireError
@@ -46,6 +45,7 @@ from ..extract.decode import decode
 from ..extract.html import read_html
 from ..fingerprint import host_of, site_of
 from ..model import REDIRECT_STATUSES
+from ..net.http import HttpFetcher
 from ..pagekinds import detect_page_kind
 from .ident import doi_url
 from .importers import retry_after_s

@@ -245,9 +245,9 @@ def check_resolver(cfg: Config, policy: AddressPolicy) -> None:
 async def open_monitor(cfg: Config, emit: Emit | None = None, *, render: bool | None = None,
                        metrics: Any = None) -> AsyncIterator[DoiMonitor]:
     """A ready monitor: registry, guarded client, render pool (when enabled), WARC writer."""
-    from ..acquire.http import HttpFetcher
-    from ..acquire.netguard import AddressPolicy
     from ..acquire.render import RenderPool
+    from ..net.http import HttpFetcher
+    from ..net.netguard import AddressPolicy
     from .resolve import DoiResolver
     from .warcs import RollingWarcWriter
 

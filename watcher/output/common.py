@@ -24,14 +24,14 @@ from typing import Any
 from .. import profiles
 from ..config import Config
 from ..measures import REGISTRY
+from ..model import CHANGE_CLASSES as ONE_LIST
 from ..model import HistoryResult, MeasureResult, Verdict, ts14, utc
-from ..profiles.seeds import Seed
+from ..profiles.seedkind import Seed
 
 SUMMARY_KEY = "__driftline__"
 DRIFTLINE_KEY = "driftline"
 MEASURES_KEY = "timemap measures"
-CHANGE_CLASSES = ("baseline", "unchanged", "minor", "drifted", "off-topic", "empty", "error", "layout", "replaced",
-                  "gone", "blocked", "moved")
+CHANGE_CLASSES = ONE_LIST  # the one list (watcher.model.ChangeClass)
 
 
 def iso(dt: datetime | None) -> str | None:
@@ -124,7 +124,7 @@ def locator_of(v: Verdict, sources: Locators | None) -> str | None:
 
 
 def change_counts(result: HistoryResult) -> dict[str, int]:
-    counts = dict.fromkeys(CHANGE_CLASSES, 0)
+    counts: dict[str, int] = dict.fromkeys(CHANGE_CLASSES, 0)
     for v in result.verdicts:
         counts[v.change] = counts.get(v.change, 0) + 1
     return counts

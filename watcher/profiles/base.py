@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from ..model import Capture, ChangeClass, Fingerprint, MeasureResult, Verdict
-from ..step import HistoryState, state_form
+from ..state import HistoryState, state_form
 from ..verdict import Decision
-from .seeds import Seed
+from .seedkind import Seed
 
 if TYPE_CHECKING:
     from ..config import EngineConfig

@@ -3,7 +3,7 @@
 The default, for curators.  A news site's home page that shows today's stories is on topic; a
 parked domain, an error page, a site handed to another owner, or a deep page whose article was
 replaced by another one is not.  What a seed stands for depends on what it is
-(:class:`watcher.profiles.seeds.Seed`): a home page stands for the organisation, a section for
+(:class:`watcher.profiles.seedkind.Seed`): a home page stands for the organisation, a section for
 what it lists, a deep page for its subject (:mod:`watcher.profiles.subject`).
 
 What its history remembers (:func:`remember`): the names a site was judged on topic under since
@@ -20,17 +20,18 @@ from typing import TYPE_CHECKING
 
 from .. import measures as ms
 from ..model import ChangeClass, Fingerprint, MeasureResult, Verdict
-from ..step import HistoryState
+from ..state import HistoryState
 from ..text import normalise
-from ..verdict import Decision, fmt, fmt_below, scored
+from ..verdict import Decision, scored
+from ..wording import fmt, fmt_below
 from .base import BaseProfile, Case
-from .seeds import Seed
+from .seedkind import Seed
 from .shared import extraction_collapse, measure_reasons, similarity
 from .subject import (
     SUBJECT_TITLE,
     TEXT_REPLACED,
     TEXT_REPLACED_COSINE,
-    _is_root,
+    is_root,
     page_subject,
     title_subject,
 )
@@ -121,7 +122,7 @@ def collection(base: Fingerprint, cur: Fingerprint, results: Mapping[str, Measur
             how = (f"cosine {fmt_below(cos, SUBJECT_COSINE)}" if cos < SUBJECT_COSINE else
                    f"containment {fmt_below(cont or 0.0, DRIFT_CONTAINMENT)}")
             if named_by == "address":
-                home = "the site's home page, " if _is_root(cur.address) else ""
+                home = "the site's home page, " if is_root(cur.address) else ""
                 reasons.append(f"page replaced: the page declares another address ({home}{cur.address}; the "
                                f"baseline {base.address}), the titles name no subject ({how})")
             else:

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 from .. import measures as ms
 from ..fingerprint import host_of, site_of
 from ..model import REDIRECT_STATUSES, Fingerprint, MeasureResult
-from ..verdict import Decision, extraction_failed, fmt, fmt_vs, policy_flags, scored
-from ..wording import headed
-from .seeds import Seed
+from ..verdict import Decision, extraction_failed, policy_flags, scored
+from ..wording import fmt, fmt_vs, headed
+from .seedkind import Seed
 
 if TYPE_CHECKING:
     from ..config import EngineConfig

@@ -14,7 +14,7 @@ import re
 from ..fingerprint import address_key
 from ..model import Fingerprint
 from ..text import title_segments
-from .seeds import _INDEX_PAGE
+from .seedkind import INDEX_PAGE
 
 # A deep page's subject replaced: its title's own words (the part that is not
 # the site's name) changed AND the text shares little with the baseline.
@@ -191,7 +191,7 @@ def declared_same_page(base: Fingerprint, cur: Fingerprint, seed_url: str = "") 
     live blog's address that later serves another story) and on sites that echo the request, so it
     tells nothing the address did not (the bench's ``--echo-addresses``: 0.69 while it read as the
     same page)."""
-    if not base.address or not cur.address or _is_root(base.address):
+    if not base.address or not cur.address or is_root(base.address):
         return None
     seed = address_key(seed_url) if seed_url else ""
     if seed and _above(base.address, seed):
@@ -208,7 +208,7 @@ def _above(address: str, seed: str) -> bool:
     return "?" not in address and seed.startswith(address + "/")  # keys keep no trailing slash (url_key)
 
 
-def _is_root(address: str) -> bool:
+def is_root(address: str) -> bool:
     """A declared address (a canonical key, ``org,example)/path``) that is the site's home page."""
     path = address.partition(")")[2].partition("?")[0].strip("/")
-    return not path or bool(_INDEX_PAGE.match(path) and "/" not in path)
+    return not path or bool(INDEX_PAGE.match(path) and "/" not in path)

@@ -21,9 +21,10 @@ from ..fingerprint import terms_of
 from ..lang import stop_words
 from ..model import ChangeClass, Fingerprint, MeasureResult
 from ..text import is_no_space
-from ..verdict import Decision, fmt, fmt_below
+from ..verdict import Decision
+from ..wording import fmt, fmt_below
 from .base import BaseProfile, Case
-from .seeds import Seed
+from .seedkind import Seed
 from .shared import measure_reasons, similarity
 from .subject import SUBJECT_TITLE, TEXT_REPLACED, TEXT_REPLACED_COSINE, page_subject
 

@@ -14,9 +14,9 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..acquire.http import FetchResult, HttpFetcher
 from ..config import Config
 from ..errors import BlockedAddressError
+from ..net.http import FetchResult, HttpFetcher
 from .access import Access, Refused
 
 log = logging.getLogger(__name__)
@@ -31,8 +31,8 @@ class Content:
 
 
 def _warc(locator: str, url: str, when: datetime, cfg: Config, access: Access) -> Content:
-    from ..sources.index import IndexEntry
-    from ..sources.warc import RecordLoader
+    from ..archive.index import IndexEntry
+    from ..archive.warc import RecordLoader
 
     raw, _, off = locator[len("warc:"):].rpartition("#")
     try:

@@ -20,8 +20,8 @@ from datetime import datetime
 from urllib.parse import urlencode
 
 from ..acquire.archived import ArchiveResolver, ChainResolver, ReplayResolver, WarcFileResolver, WarcIndexCache
-from ..acquire.http import FetchResult, HttpFetcher
 from ..model import REDIRECT_STATUSES
+from ..net.http import FetchResult, HttpFetcher
 from .access import Access, Refused
 from .content import ArchiveOnly
 from .rewrite import Local, rewrite_css, rewrite_html

@@ -25,7 +25,6 @@ from ..config import Config
 from ..engine import Engine
 from ..errors import DriftlineError
 from ..model import Capture, Verdict, ts14
-from ..profiles.seeds import Seed
 from ..step import same_verdict
 from ..store.base import BaselineStore
 from ..store.labels import SQLReview
@@ -62,7 +61,7 @@ def pin_baseline(store: BaselineStore, review: SQLReview, verdict_id: str, cfg: 
         return _pin_in_stream(store, review, verdict_id, cfg, pins, reviewer)
     captures = [_capture(v, review, cfg, access) for v in olds]
     unread = {ts14(c.timestamp) for c in captures if c.content is None}
-    engine = Engine(pinned_config(cfg, pins).engine, cfg.doi)
+    engine = Engine(pinned_config(cfg, pins).engine)
     profile = olds[0].profile if olds else None
     result = engine.scan_history(item.history, [c for c in captures if c.content is not None], profile)
     pinned = next((v for v in result.verdicts if ts14(v.capture_time) == item.ts), None)
@@ -98,16 +97,13 @@ def _pin_in_stream(store: BaselineStore, review: SQLReview, verdict_id: str, cfg
     if old is None or verdict_id not in logged:
         raise DriftlineError("this capture cannot be re-read", reason="review_pin")
     history, fp = old.history, logged[verdict_id]
-    watcher = Watcher(Engine(pinned_config(cfg, pins).engine, cfg.doi), store, old.profile)
+    watcher = Watcher(Engine(pinned_config(cfg, pins).engine), store, old.profile)
     cap = Capture(url=old.url, timestamp=old.capture_time, uri_m=old.uri_m, digest=old.digest,
                   status=fp.http_status, seed=old.seed, job=old.job, label=old.label, history=history)
-    seed, prof = Seed.of(watcher._seed_url(history, cap)), watcher.engine.profile(old.profile)
-    state = store.get_state(history)
-    prior = watcher._state_at(state, store.recent_verdicts(history, 1_000_000), old.capture_time, prof, seed)
-    pinned, after = watcher.engine.score_next(history, prior, cap, fp, seed, prof)
-    if pinned.change != "baseline" or after.pinned is None:
+    again = watcher.rescore(cap, fp)
+    pinned, corrections, final = again.verdict, again.corrections, again.state
+    if pinned.change != "baseline" or again.after.pinned is None:
         raise DriftlineError(f"this capture cannot be a baseline: {pinned.reason}", reason="review_pin")
-    corrections, final, _ = watcher._rescore_after(history, cap, pinned, after, seed, prof)
     out = [dataclasses.replace(pinned, version=old.version + 1)] if not same_verdict(pinned, old) else []
     out += list(corrections)
     if out:

@@ -46,10 +46,10 @@ from prometheus_client import CollectorRegistry, Gauge
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from ..acquire.archived import WarcIndexCache
-from ..acquire.http import HttpFetcher
 from ..config import Config
 from ..errors import DriftlineError
 from ..model import Verdict
+from ..net.http import HttpFetcher
 from ..store.base import BaselineStore
 from ..store.labels import LABELS, POLARITY, SEVERITY, Item, Query, SQLReview
 from .access import Access
@@ -315,7 +315,7 @@ async def archived_resource(request: web.Request) -> web.StreamResponse:
 
 
 def _archive_fetcher(cfg: Config) -> HttpFetcher:
-    from ..acquire.netguard import AddressPolicy
+    from ..net.netguard import AddressPolicy
 
     live = cfg.acquire.live.model_copy(update={"timeout_s": cfg.review.fetch_timeout_s,
                                                "max_bytes": cfg.engine.extract.max_bytes})

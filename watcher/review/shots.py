@@ -20,10 +20,10 @@ from datetime import datetime
 from pathlib import Path
 
 from ..acquire.archived import WarcIndexCache
-from ..acquire.http import FetchResult
 from ..acquire.render import RenderPool
 from ..config import Config
 from ..errors import DriftlineError
+from ..net.http import FetchResult
 from .access import Access
 from .content import Content
 from .frames import resolver_for

@@ -20,16 +20,16 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 
+from ..archive.detect import InputKind, archive_dir_files, detect_input, gold_labels_file
+from ..archive.index import IndexEntry, index_archive, index_cdx
+from ..archive.warc import iter_archive_histories
 from ..canonical import url_key
 from ..config import Config
 from ..errors import InputError
 from ..model import Capture
-from .detect import InputKind, archive_dir_files, detect_input, gold_labels_file
 from .gold import GoldRow, iter_gold, read_labels
-from .index import IndexEntry, index_archive, index_cdx
 from .timemap import TimeMap, load_timemap, timemap_captures
 from .wacz import archive_members
-from .warc import iter_archive_histories
 
 __all__ = ["HistoryIterator", "detect_input", "iter_histories", "merge_captures", "read_labels"]
 

@@ -9,7 +9,7 @@ a Wayback-style URI-M is rewritten to its raw (``id_``) form, so the bytes
 are the archived page, not a replay with banners and rewritten links.
 
 Every request goes through driftline's one guarded HTTP client
-(:class:`~watcher.acquire.http.HttpFetcher`): URI-Ms come from a remote
+(:class:`~watcher.net.http.HttpFetcher`): URI-Ms come from a remote
 TimeMap, i.e. from someone else, so they pass the address guard
 (``acquire.allow_addresses`` admits a local archive), and bodies are capped
 in size, decompressed size, decompression ratio and time.  Batch callers are
@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from typing import TypeVar
 from urllib.parse import urljoin, urlsplit
 
-from ..acquire.http import HttpFetcher
-from ..acquire.netguard import AddressPolicy
-from ..acquire.replay import WAYBACK, is_archived_response, raw_replay_uri
+from ..archive.replay import WAYBACK, is_archived_response, raw_replay_uri
 from ..config import Config, LiveFetchConfig
 from ..errors import AcquireError
+from ..net.http import HttpFetcher
+from ..net.netguard import AddressPolicy
 
 _JS_REDIRECT = re.compile(
     r"""(?:window|document)\.location(?:\.href)?\s*(?:=|\.replace\s*\(|\.assign\s*\()\s*["']([^"']+)["']""",
@@ -48,7 +48,7 @@ _JS_PAGE_MAX_BYTES = 16_384
 _JS_PAGE_MAX_TEXT = 600
 _T = TypeVar("_T")
 
-# One Wayback parser for the whole code base (watcher.acquire.replay).
+# One Wayback parser for the whole code base (watcher.archive.replay).
 raw_uri_m = raw_replay_uri
 
 

@@ -15,11 +15,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..archive.detect import gold_labels_file
+from ..archive.index import parse_warc_date
 from ..canonical import original_url
 from ..errors import InputError
 from ..model import Capture
-from .detect import gold_labels_file
-from .index import parse_warc_date
 
 log = logging.getLogger(__name__)
 

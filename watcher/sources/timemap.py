@@ -29,11 +29,11 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 from urllib.parse import urljoin
 
-from ..acquire.http import HttpFetcher
+from ..archive.detect import is_url, open_text
 from ..config import Config
 from ..errors import AcquireError, BlockedAddressError, InputError
 from ..model import Capture
-from .detect import is_url, open_text
+from ..net.http import HttpFetcher
 from .fetch import FetchResult, fetch_raw, run_batch
 
 log = logging.getLogger(__name__)
@@ -131,7 +131,7 @@ def parse_timemap(text: str, uri_t: str) -> TimeMap:
 def _parse_any_date(value: object) -> datetime | None:
     """A memento datetime as JSON TimeMaps write it: ISO 8601 (the Memento aggregator's and
     MemGator's JSON), an HTTP date, or 14 digits."""
-    from .index import parse_warc_date
+    from ..archive.index import parse_warc_date
 
     if not isinstance(value, str) or not value.strip():
         return None
@@ -235,7 +235,7 @@ def _parse_link_timemap(text: str, uri_t: str) -> TimeMap:
 
 
 def _parse_cdxj_timemap(text: str, uri_t: str) -> TimeMap:
-    from .index import parse_warc_date
+    from ..archive.index import parse_warc_date
 
     original: str | None = None
     self_uri: str | None = None
@@ -334,7 +334,8 @@ def _follow_pages(first: TimeMap, cfg: Config, problems: list[str] | None = None
             if problems is not None:
                 problems.append(f"{url}: TimeMap page not read ({exc.reason})")
             continue
-        if original and page.original and url_key(page.original) != url_key(original):
+        canon = cfg.engine.canonical
+        if original and page.original and url_key(page.original, canon) != url_key(original, canon):
             log.warning("%s: TimeMap page %s is about %s, not %s; skipped", first.uri_t, url, page.original,
                         original)
             continue

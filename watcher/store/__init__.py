@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..compact import reduce_fingerprint
 from ..config import StoreConfig
 from ..errors import ConfigError
-from .base import BaselineStore, StoredBaseline
+from .base import BaselineStore
 from .codec import (
     decode_fingerprint,
     decode_verdict,
@@ -30,7 +30,6 @@ __all__ = [
     "BaselineStore",
     "MemoryStore",
     "SQLiteStore",
-    "StoredBaseline",
     "decode_fingerprint",
     "decode_verdict",
     "encode_fingerprint",

@@ -10,20 +10,21 @@ a capture twice changes nothing.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..model import Fingerprint, Verdict
-from ..step import HistoryState
+from ..state import HistoryState
 
 
-@dataclass(frozen=True, slots=True)
-class StoredBaseline:
-    history: str
-    capture_time: datetime
-    uri_m: str | None
-    fingerprint: Fingerprint
+class Rows(Protocol):
+    """The part of a DB-API cursor the shared code reads."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
 
 
 class BaselineStore(Protocol):
@@ -35,18 +36,12 @@ class BaselineStore(Protocol):
 
     def set_state(self, history: str, state: HistoryState) -> None: ...
 
-    def get_baseline(self, history: str) -> StoredBaseline | None:
-        """The state's ``baseline`` reference, in the older shape."""
-
-    def set_baseline(self, baseline: StoredBaseline) -> None:
-        """Set the state's ``baseline`` reference (a pinned one is kept)."""
-
     def has_verdict(self, verdict_id: str) -> bool: ...
 
     def get_verdict(self, verdict_id: str) -> Verdict | None: ...
 
     def put_verdict(self, verdict: Verdict, state: HistoryState | None = None, fingerprint: Fingerprint | None = None,
-                    corrections: Sequence[Verdict] = (), *, baseline: StoredBaseline | None = None,
+                    corrections: Sequence[Verdict] = (), *,
                     alerts: Sequence[str] = ()) -> bool:
         """Store ``verdict``; return False (and change nothing) if its id is
         already stored, or was stored once and pruned by ``history_limit``.

@@ -36,7 +36,7 @@ from typing import Any, cast
 from ..compact import MAX_STORED_TERMS, reduce_fingerprint
 from ..errors import StoreError
 from ..model import Fingerprint, MeasureResult, ScholarlyRecord, Verdict, utc
-from ..step import HistoryState, Reference
+from ..state import HistoryState, Reference
 
 FINGERPRINT_FORMAT = 1  # zlib JSON (read only)
 FINGERPRINT_FORMAT_RAW = 3  # zlib JSON of the small fields, then the raw sketches (minhash, shingle sample)

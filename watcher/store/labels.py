@@ -164,7 +164,7 @@ def _ts_bound(text: str, end: bool) -> str:
 
 def item_row(v: Mapping[str, Any]) -> tuple[Any, ...]:
     """The ``review_items`` row of a verdict given as its stored JSON mapping (no full decode)."""
-    from ..store.codec import parse_iso
+    from .codec import parse_iso
 
     ts = ts14(parse_iso(str(v["capture_time"])))
     change = str(v.get("change") or "")
@@ -202,24 +202,24 @@ class SQLReview:
 
         self._prefix_range = isinstance(store, SQLiteStore)
         try:
-            with store._tx() as c:
+            with store.transaction() as c:
                 for stmt in _SCHEMA.split(";"):
                     if stmt.strip():
-                        store._run(c, stmt)
+                        store.run(c, stmt)
         except store.DB_ERRORS as exc:
             raise StoreError(f"cannot create the review tables in {store.where}: {exc}", reason="store_open") from exc
 
     def _write(self, what: str, statements: Iterable[tuple[str, Sequence[Any]]]) -> None:
         try:
-            with self.store._tx() as c:
+            with self.store.transaction() as c:
                 for sql, params in statements:
-                    self.store._run(c, sql, params)
+                    self.store.run(c, sql, params)
         except self.store.DB_ERRORS as exc:
             raise StoreError(f"cannot store {what} in {self.store.where}: {exc}", reason="store_write") from exc
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        with self.store._read() as c:
-            return list(self.store._run(c, sql, params).fetchall())
+        with self.store.reading() as c:
+            return list(self.store.run(c, sql, params).fetchall())
 
     # -- the queue ------------------------------------------------------------
 
@@ -457,8 +457,8 @@ class MemoryReview(SQLReview):
     def sync(self) -> int:
         from .codec import verdict_to_dict
 
-        with self._sync_lock, self._source._lock:
-            verdicts = list(self._source._verdicts.values())
+        with self._sync_lock:
+            verdicts = list(self._source.all_verdicts())
         have = {(r[0], r[1], r[2]) for r in self._rows("SELECT verdict_id, change, status FROM review_items")}
         fresh = [item_row(verdict_to_dict(v)) for v in verdicts if (v.verdict_id, v.change, v.status) not in have]
         self.put_items(fresh)
@@ -467,13 +467,7 @@ class MemoryReview(SQLReview):
     def replace_verdicts(self, verdicts: Sequence[Verdict]) -> None:
         from .codec import verdict_to_dict
 
-        with self._source._lock:
-            for v in verdicts:
-                self._source._verdicts[v.verdict_id] = v
-                rows = self._source._by_history.get(v.history, [])
-                for i, (k, old) in enumerate(rows):
-                    if old.verdict_id == v.verdict_id:
-                        rows[i] = (k, v)
+        self._source.replace_verdicts(verdicts)
         self._write("re-scored verdicts", [(_OUTBOX, (v.verdict_id, v.version, time.time())) for v in verdicts])
         self.put_items([item_row(verdict_to_dict(v)) for v in verdicts])
 
@@ -507,8 +501,8 @@ def seed_muted(store: Any, seed: str) -> bool:
     if not isinstance(store, SQLStore):
         return False
     try:
-        with store._read() as c:
-            return store._run(c, "SELECT 1 FROM review_muted WHERE seed = ?", (seed,)).fetchone() is not None
+        with store.reading() as c:
+            return store.run(c, "SELECT 1 FROM review_muted WHERE seed = ?", (seed,)).fetchone() is not None
     except StoreError:  # no review_muted table: never reviewed
         return False
 
@@ -524,8 +518,8 @@ def owed_versions(store: Any) -> SQLReview | None:
     if not isinstance(store, SQLStore):
         return None
     try:
-        with store._read() as c:
-            store._run(c, "SELECT 1 FROM review_outbox LIMIT 1").fetchone()
+        with store.reading() as c:
+            store.run(c, "SELECT 1 FROM review_outbox LIMIT 1").fetchone()
     except StoreError:  # no review tables: never reviewed
         return None
     return SQLReview(store)

@@ -37,7 +37,7 @@ from ..errors import StoreError
 from ..model import Verdict
 
 if TYPE_CHECKING:
-    from .sqlbase import Rows
+    from .base import Rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,11 +79,11 @@ class SQLLedger:
         @property
         def where(self) -> str: ...
 
-        def _tx(self) -> AbstractContextManager[Any]: ...
+        def transaction(self) -> AbstractContextManager[Any]: ...
 
-        def _read(self) -> AbstractContextManager[Any]: ...
+        def reading(self) -> AbstractContextManager[Any]: ...
 
-        def _run(self, c: Any, sql: str, params: Sequence[Any] = ()) -> Rows: ...
+        def run(self, c: Any, sql: str, params: Sequence[Any] = ()) -> Rows: ...
 
         def _key(self, text: str) -> str: ...
 
@@ -113,7 +113,7 @@ class SQLLedger:
     def _insert(self, c: Any, stream: str, messages: Sequence[Message]) -> int:
         n, now = 0, time.time()
         for m in messages:
-            n += max(0, self._run(c, "INSERT INTO published (msg_key, stream, kind, body, written, at) VALUES "
+            n += max(0, self.run(c, "INSERT INTO published (msg_key, stream, kind, body, written, at) VALUES "
                                   "(?, ?, ?, ?, 0, ?) ON CONFLICT (msg_key) DO NOTHING",
                                   (m.key, stream, m.kind, m.body, now)).rowcount)
         return n
@@ -127,16 +127,16 @@ class SQLLedger:
         self._ensure_positions()
         now = time.time()
         try:
-            with self._tx() as c:
+            with self.transaction() as c:
                 n = self._insert(c, stream, messages)
                 for history, advice_id in advice:
-                    self._run(c, "INSERT INTO advice_ledger (history, advice_id, at) VALUES (?, ?, ?) ON CONFLICT "
+                    self.run(c, "INSERT INTO advice_ledger (history, advice_id, at) VALUES (?, ?, ?) ON CONFLICT "
                               "(history) DO UPDATE SET advice_id = excluded.advice_id, at = excluded.at",
                               (self._key(history), advice_id, now))
                 for seq in written:
-                    self._run(c, "UPDATE published SET written = 1 WHERE seq = ?", (seq,))
+                    self.run(c, "UPDATE published SET written = 1 WHERE seq = ?", (seq,))
                 if written and keep > 0:
-                    self._run(c, "DELETE FROM published WHERE written = 1 AND seq <= ?", (max(written) - keep,))
+                    self.run(c, "DELETE FROM published WHERE written = 1 AND seq <= ?", (max(written) - keep,))
                 if also is not None:
                     also(c)
         except self.DB_ERRORS as exc:
@@ -150,16 +150,16 @@ class SQLLedger:
         if not streams:
             return []
         marks = ", ".join("?" for _ in streams)
-        with self._read() as c:
-            rows = self._run(c, f"SELECT seq, msg_key, stream, kind, body, written FROM published WHERE written = 0 "
+        with self.reading() as c:
+            rows = self.run(c, f"SELECT seq, msg_key, stream, kind, body, written FROM published WHERE written = 0 "
                              f"AND stream IN ({marks}) ORDER BY seq", tuple(streams)).fetchall()
         return [_published(r) for r in rows]
 
     def published_since(self, after_seq: int, limit: int = 10_000) -> list[Published]:
         """Recorded messages (written out or not) with a sequence number over ``after_seq``, in order."""
         self._ensure_positions()
-        with self._read() as c:
-            rows = self._run(c, "SELECT seq, msg_key, stream, kind, body, written FROM published WHERE seq > ? "
+        with self.reading() as c:
+            rows = self.run(c, "SELECT seq, msg_key, stream, kind, body, written FROM published WHERE seq > ? "
                              "ORDER BY seq LIMIT ?", (after_seq, max(0, limit))).fetchall()
         return [_published(r) for r in rows]
 
@@ -167,16 +167,16 @@ class SQLLedger:
         """The first sequence number of a message whose key starts with ``key_prefix`` (``verdict:<id>:``)."""
         self._ensure_positions()
         escaped = key_prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        with self._read() as c:
-            row = self._run(c, "SELECT MIN(seq) FROM published WHERE msg_key LIKE ? ESCAPE '\\'",
+        with self.reading() as c:
+            row = self.run(c, "SELECT MIN(seq) FROM published WHERE msg_key LIKE ? ESCAPE '\\'",
                             (escaped + "%",)).fetchone()
         return None if row is None or row[0] is None else int(row[0])
 
     def last_advice(self, history: str) -> str | None:
         """The id of the last advice published for ``history``."""
         self._ensure_positions()
-        with self._read() as c:
-            row = self._run(c, "SELECT advice_id FROM advice_ledger WHERE history = ?",
+        with self.reading() as c:
+            row = self.run(c, "SELECT advice_id FROM advice_ledger WHERE history = ?",
                             (self._key(history),)).fetchone()
         return None if row is None else str(row[0])
 

@@ -20,8 +20,7 @@ from types import TracebackType
 from ..compact import reduce_fingerprint
 from ..errors import StoreError
 from ..model import Fingerprint, Verdict, utc
-from ..step import HistoryState, Reference
-from .base import StoredBaseline
+from ..state import HistoryState, Reference
 from .positions import MemoryPositions
 
 
@@ -85,15 +84,6 @@ class MemoryStore(MemoryPositions):
             self._check_open()
             self._states[history] = stored
 
-    def get_baseline(self, history: str) -> StoredBaseline | None:
-        ref = self.get_state(history).baseline
-        return None if ref is None else StoredBaseline(history, ref.capture_time, ref.uri_m, ref.fingerprint)
-
-    def set_baseline(self, baseline: StoredBaseline) -> None:
-        state = self.get_state(baseline.history)
-        ref = Reference(utc(baseline.capture_time), baseline.uri_m, baseline.fingerprint)
-        self.set_state(baseline.history, dataclasses.replace(state, baseline=ref))
-
     def has_verdict(self, verdict_id: str) -> bool:
         with self._lock:
             self._check_open()
@@ -105,11 +95,9 @@ class MemoryStore(MemoryPositions):
             return self._verdicts.get(verdict_id)
 
     def put_verdict(self, verdict: Verdict, state: HistoryState | None = None, fingerprint: Fingerprint | None = None,
-                    corrections: Sequence[Verdict] = (), *, baseline: StoredBaseline | None = None,
+                    corrections: Sequence[Verdict] = (), *,
                     alerts: Sequence[str] = ()) -> bool:
         key = _order_key(verdict)
-        if baseline is not None and state is None:
-            state = HistoryState(Reference(utc(baseline.capture_time), baseline.uri_m, baseline.fingerprint))
         stored = self._reduced(state) if state is not None else None
         fp = self._reduce(fingerprint) if fingerprint is not None else None
         now = time.time()
@@ -169,6 +157,19 @@ class MemoryStore(MemoryPositions):
             self._check_open()
             rows = self._by_history.get(history, [])
             return [v for _, v in reversed(rows[-limit:])] if limit > 0 else []
+
+    def replace_verdicts(self, verdicts: Sequence[Verdict]) -> None:
+        """Store new versions of verdicts it holds (review's re-scoring), in place; others are ignored."""
+        with self._lock:
+            self._check_open()
+            for v in verdicts:
+                if v.verdict_id not in self._verdicts:
+                    continue
+                self._verdicts[v.verdict_id] = v
+                rows = self._by_history.get(v.history, [])
+                for i, (k, old) in enumerate(rows):
+                    if old.verdict_id == v.verdict_id:
+                        rows[i] = (k, v)
 
     def all_verdicts(self) -> Iterator[Verdict]:
         """Every stored verdict, history by history in capture order (as the SQL stores)."""

@@ -33,10 +33,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ..errors import ConfigError, StoreError
 from ..model import Verdict
+from .base import Rows
 from .ledger import LedgerBuilder, MemoryLedger, Message, Published, SQLLedger
-
-if TYPE_CHECKING:
-    from .sqlbase import Rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,11 +71,11 @@ class SQLPositions(SQLLedger):
         @property
         def where(self) -> str: ...
 
-        def _tx(self) -> AbstractContextManager[Any]: ...
+        def transaction(self) -> AbstractContextManager[Any]: ...
 
-        def _read(self) -> AbstractContextManager[Any]: ...
+        def reading(self) -> AbstractContextManager[Any]: ...
 
-        def _run(self, c: Any, sql: str, params: Sequence[Any] = ()) -> Rows: ...
+        def run(self, c: Any, sql: str, params: Sequence[Any] = ()) -> Rows: ...
 
         def _lock_schema(self, c: Any) -> None: ...
 
@@ -85,10 +83,10 @@ class SQLPositions(SQLLedger):
         if self._positions_ready:
             return
         try:
-            with self._tx() as c:
+            with self.transaction() as c:
                 self._lock_schema(c)
                 for stmt in (*self.POSITION_DDL, *self._ledger_ddl()):
-                    self._run(c, stmt)
+                    self.run(c, stmt)
         except self.DB_ERRORS as exc:
             raise StoreError(f"cannot create the position tables in {self.where}: {exc}", reason="store_write") \
                 from exc
@@ -97,8 +95,8 @@ class SQLPositions(SQLLedger):
     def get_position(self, stream: str) -> str | None:
         """The stored position of ``stream`` (JSON text), or None before its first line."""
         self._ensure_positions()
-        with self._read() as c:
-            row = self._run(c, "SELECT position FROM input_positions WHERE stream = ?", (stream,)).fetchone()
+        with self.reading() as c:
+            row = self.run(c, "SELECT position FROM input_positions WHERE stream = ?", (stream,)).fetchone()
         return None if row is None else str(row[0])
 
     def carry_position(self, stream: str, position: str) -> None:
@@ -120,14 +118,14 @@ class SQLPositions(SQLLedger):
         self._write_ledger(c, verdicts)
 
     def _upsert_position(self, c: Any, stream: str, position: str) -> None:
-        self._run(c, "INSERT INTO input_positions (stream, position, at) VALUES (?, ?, ?) ON CONFLICT (stream) "
+        self.run(c, "INSERT INTO input_positions (stream, position, at) VALUES (?, ?, ?) ON CONFLICT (stream) "
                   "DO UPDATE SET position = excluded.position, at = excluded.at", (stream, position, time.time()))
 
     def set_position(self, stream: str, position: str, dead_letter: DeadLetterRow | None = None) -> None:
         """Set ``stream``'s position, with ``dead_letter`` stored in the same transaction."""
         self._ensure_positions()
         try:
-            with self._tx() as c:
+            with self.transaction() as c:
                 if dead_letter is not None:
                     self._insert_dead_letter(c, dead_letter)
                 self._upsert_position(c, stream, position)
@@ -135,7 +133,7 @@ class SQLPositions(SQLLedger):
             raise StoreError(f"cannot store the position in {self.where}: {exc}", reason="store_write") from exc
 
     def _insert_dead_letter(self, c: Any, d: DeadLetterRow) -> None:
-        self._run(c, "INSERT INTO input_dead_letters (source, line_offset, reason, body, at) VALUES "
+        self.run(c, "INSERT INTO input_dead_letters (source, line_offset, reason, body, at) VALUES "
                   "(?, ?, ?, ?, ?) ON CONFLICT (source, line_offset) DO NOTHING",
                   (d.source, d.offset, d.reason, d.body, d.at or time.time()))
 
@@ -156,15 +154,15 @@ class SQLPositions(SQLLedger):
     def input_dead_letters(self, limit: int = 1000) -> list[DeadLetterRow]:
         """The stored dead letters, oldest first."""
         self._ensure_positions()
-        with self._read() as c:
-            rows = self._run(c, "SELECT source, line_offset, reason, body, at FROM input_dead_letters "
+        with self.reading() as c:
+            rows = self.run(c, "SELECT source, line_offset, reason, body, at FROM input_dead_letters "
                              "ORDER BY at, source, line_offset LIMIT ?", (max(0, limit),)).fetchall()
         return [DeadLetterRow(str(r[0]), int(r[1]), str(r[2]), str(r[3]), float(r[4])) for r in rows]
 
     def pending_alert_ids(self) -> list[str]:
         """Ids of verdicts whose alert is owed and was never delivered (re-sent at start)."""
-        with self._read() as c:
-            rows = self._run(c, "SELECT verdict_id FROM alerts WHERE state = 'pending' ORDER BY at").fetchall()
+        with self.reading() as c:
+            rows = self.run(c, "SELECT verdict_id FROM alerts WHERE state = 'pending' ORDER BY at").fetchall()
         return [str(r[0]) for r in rows]
 
 
@@ -237,7 +235,7 @@ class MemoryPositions(MemoryLedger):
 
 
 def reason_of(body: bytes | str) -> str:
-    """The reason slug inside a dead letter built by :mod:`consumers.messages` (``internal`` if unreadable)."""
+    """The reason slug inside a dead letter built by :mod:`consumers.publish.messages` (``internal`` if unreadable)."""
     try:
         got = json.loads(body)
     except ValueError:

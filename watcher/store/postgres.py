@@ -47,7 +47,8 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from ..errors import ConfigError, StoreError
 from ..model import utc
-from .sqlbase import Rows, SQLStore
+from .base import Rows
+from .sqlbase import SQLStore
 
 log = logging.getLogger(__name__)
 
@@ -181,7 +182,7 @@ class PostgresStore(SQLStore):
                 log.debug("%s: close: %s", self._where, exc)
             self._conn = None
 
-    def _run(self, c: Any, sql: str, params: Sequence[Any] = ()) -> Rows:
+    def run(self, c: Any, sql: str, params: Sequence[Any] = ()) -> Rows:
         cur: psycopg.Cursor[tuple[Any, ...]] = c.execute(_pg_sql(sql), tuple(params))
         return cur
 
@@ -195,7 +196,7 @@ class PostgresStore(SQLStore):
         return _key(text)
 
     def _lock_schema(self, c: Any) -> None:
-        self._run(c, "SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK_KEY,))
+        self.run(c, "SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK_KEY,))
 
     def _time_in(self, dt: datetime) -> object:
         return utc(dt)

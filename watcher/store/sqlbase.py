@@ -32,25 +32,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from ..errors import StoreError
 from ..model import Fingerprint, Verdict
-from ..step import HistoryState, Reference
-from .base import StoredBaseline
+from ..state import HistoryState, Reference
+from .base import Rows
 from .codec import decode_fingerprint, decode_state, decode_verdict, encode_fingerprint, encode_state, encode_verdict
 from .positions import SQLPositions
-
-
-class Rows(Protocol):
-    """The part of a DB-API cursor the shared code reads."""
-
-    @property
-    def rowcount(self) -> int: ...
-
-    def fetchone(self) -> Any: ...
-
-    def fetchall(self) -> list[Any]: ...
 
 
 class _Rejected(Exception):  # noqa: N818 - a control-flow signal, not an error
@@ -103,7 +92,7 @@ class SQLStore(SQLPositions, ABC):
         """The open connection (called under the lock, after the closed check)."""
 
     @abstractmethod
-    def _run(self, c: Any, sql: str, params: Sequence[Any] = ()) -> Rows:
+    def run(self, c: Any, sql: str, params: Sequence[Any] = ()) -> Rows:
         """Execute one statement written with ``?`` placeholders."""
 
     @abstractmethod
@@ -133,22 +122,22 @@ class SQLStore(SQLPositions, ABC):
             raise StoreError("store is closed", reason="store_closed")
 
     @contextmanager
-    def _tx(self) -> Iterator[Any]:
+    def transaction(self) -> Iterator[Any]:
         """One write transaction under the lock."""
         with self._lock:
             self._check_open()
             c = self._connection()
-            self._run(c, self.BEGIN)
+            self.run(c, self.BEGIN)
             try:
                 yield c
             except BaseException:
                 self._rollback(c)
                 raise
             else:
-                self._run(c, "COMMIT")
+                self.run(c, "COMMIT")
 
     @contextmanager
-    def _read(self) -> Iterator[Any]:
+    def reading(self) -> Iterator[Any]:
         with self._lock:
             self._check_open()
             try:
@@ -158,10 +147,10 @@ class SQLStore(SQLPositions, ABC):
 
     def _migrate(self) -> None:
         """Create the schema on first open; refuse a store from a newer version."""
-        with self._tx() as c:
+        with self.transaction() as c:
             self._lock_schema(c)
-            self._run(c, "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            row = self._run(c, "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            self.run(c, "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            row = self.run(c, "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             if row is not None and int(row[0]) > self.SCHEMA_VERSION:
                 raise StoreError(
                     f"{self.where} has schema version {row[0]}; this driftline knows up to {self.SCHEMA_VERSION}",
@@ -171,12 +160,12 @@ class SQLStore(SQLPositions, ABC):
                 return  # up to date: skip the DDL (on a server it would lock tables writers are using)
             if row is not None and int(row[0]) == 1:
                 for stmt in self.MIGRATE_1_2:
-                    self._run(c, stmt)
+                    self.run(c, stmt)
             # version 2 -> 3 adds a table only: the schema's CREATE ... IF NOT EXISTS does it
             for stmt in self.SCHEMA.split(";"):
                 if stmt.strip():
-                    self._run(c, stmt)
-            self._run(
+                    self.run(c, stmt)
+            self.run(
                 c,
                 "INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -185,8 +174,8 @@ class SQLStore(SQLPositions, ABC):
 
     @property
     def schema_version(self) -> int:
-        with self._read() as c:
-            row = self._run(c, "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        with self.reading() as c:
+            row = self.run(c, "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         return int(row[0])
 
     # -- state ----------------------------------------------------------------
@@ -194,8 +183,8 @@ class SQLStore(SQLPositions, ABC):
     def get_state(self, history: str) -> HistoryState:
         """The history's state, with the newest capture time scored (``latest``, from the ``latest``
         row, read in the same statement)."""
-        with self._read() as c:
-            row = self._run(
+        with self.reading() as c:
+            row = self.run(
                 c, "SELECT b.capture_time, b.uri_m, b.fingerprint, l.capture_time FROM baselines b "
                 "LEFT JOIN latest l ON l.history = b.history WHERE b.history = ?", (self._key(history),)
             ).fetchone()
@@ -203,10 +192,6 @@ class SQLStore(SQLPositions, ABC):
             return HistoryState()
         state = decode_state(bytes(row[2]), self._time_out(row[0]), row[1])
         return state if row[3] is None else dataclasses.replace(state, latest=self._time_out(row[3]))
-
-    def get_baseline(self, history: str) -> StoredBaseline | None:
-        ref = self.get_state(history).baseline
-        return None if ref is None else StoredBaseline(history, ref.capture_time, ref.uri_m, ref.fingerprint)
 
     def _reduce(self, fp: Fingerprint) -> Fingerprint:
         from ..compact import reduce_fingerprint
@@ -224,7 +209,7 @@ class SQLStore(SQLPositions, ABC):
         blob, ref = self._state_blob(state)
         if ref is None:
             return
-        self._run(
+        self.run(
             c,
             "INSERT INTO baselines (history, capture_time, uri_m, fingerprint) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (history) DO UPDATE SET capture_time = excluded.capture_time, "
@@ -234,30 +219,24 @@ class SQLStore(SQLPositions, ABC):
 
     def set_state(self, history: str, state: HistoryState) -> None:
         try:
-            with self._tx() as c:
+            with self.transaction() as c:
                 self._upsert_state(c, history, state)
         except self.DB_ERRORS as exc:
             raise StoreError(f"cannot store state in {self.where}: {exc}", reason="store_write") from exc
 
-    def set_baseline(self, baseline: StoredBaseline) -> None:
-        """Set the baseline of ``baseline.history`` (the pinned reference, if any, is kept)."""
-        state = self.get_state(baseline.history)
-        ref = Reference(baseline.capture_time, baseline.uri_m, baseline.fingerprint)
-        self.set_state(baseline.history, dataclasses.replace(state, baseline=ref))
-
     # -- verdicts -------------------------------------------------------------
 
     def has_verdict(self, verdict_id: str) -> bool:
-        with self._read() as c:
-            return self._run(c, "SELECT 1 FROM verdicts WHERE verdict_id = ?", (verdict_id,)).fetchone() is not None
+        with self.reading() as c:
+            return self.run(c, "SELECT 1 FROM verdicts WHERE verdict_id = ?", (verdict_id,)).fetchone() is not None
 
     def get_verdict(self, verdict_id: str) -> Verdict | None:
-        with self._read() as c:
-            row = self._run(c, "SELECT json FROM verdicts WHERE verdict_id = ?", (verdict_id,)).fetchone()
+        with self.reading() as c:
+            row = self.run(c, "SELECT json FROM verdicts WHERE verdict_id = ?", (verdict_id,)).fetchone()
         return decode_verdict(row[0]) if row is not None else None
 
     def put_verdict(self, verdict: Verdict, state: HistoryState | None = None, fingerprint: Fingerprint | None = None,
-                    corrections: Sequence[Verdict] = (), *, baseline: StoredBaseline | None = None,
+                    corrections: Sequence[Verdict] = (), *,
                     alerts: Sequence[str] = ()) -> bool:
         """Insert ``verdict`` once, with the capture's ``fingerprint`` (kept
         for ``rescore_window_s`` so that a late capture can re-score it); the
@@ -268,13 +247,11 @@ class SQLStore(SQLPositions, ABC):
         payload = encode_verdict(verdict)
         fp_blob = encode_fingerprint(self._reduce(fingerprint), keep_text=True, keep_shingles=True,
                                      max_terms=0) if fingerprint is not None else None
-        if baseline is not None and state is None:
-            state = HistoryState(Reference(baseline.capture_time, baseline.uri_m, baseline.fingerprint))
         h = self._key(verdict.history)
         now = time.time()
         try:
-            with self._tx() as c:
-                cur = self._run(
+            with self.transaction() as c:
+                cur = self.run(
                     c,
                     "INSERT INTO verdicts (verdict_id, history, capture_time, status, change, json, fingerprint, "
                     "received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (verdict_id) DO NOTHING",
@@ -282,9 +259,9 @@ class SQLStore(SQLPositions, ABC):
                 )
                 if cur.rowcount == 0:
                     return False
-                if self._run(c, "SELECT 1 FROM pruned WHERE verdict_id = ?", (verdict.verdict_id,)).fetchone():
+                if self.run(c, "SELECT 1 FROM pruned WHERE verdict_id = ?", (verdict.verdict_id,)).fetchone():
                     raise _Rejected  # stored once and pruned: roll the insert back
-                seen = self._run(
+                seen = self.run(
                     c,
                     "INSERT INTO doc_count (history, n) VALUES (?, 1) "
                     "ON CONFLICT (history) DO UPDATE SET n = doc_count.n + 1 RETURNING n",
@@ -292,9 +269,9 @@ class SQLStore(SQLPositions, ABC):
                 ).fetchall()[0][0]  # fetchall: finish the RETURNING statement before COMMIT
                 for v in (verdict, *corrections):
                     if v is not verdict:
-                        self._run(c, "UPDATE verdicts SET json = ?, status = ?, change = ? WHERE verdict_id = ?",
+                        self.run(c, "UPDATE verdicts SET json = ?, status = ?, change = ? WHERE verdict_id = ?",
                                   (encode_verdict(v), v.status, v.change, v.verdict_id))
-                    self._run(
+                    self.run(
                         c,
                         "INSERT INTO latest (history, verdict_id, capture_time, status) VALUES (?, ?, ?, ?) "
                         "ON CONFLICT (history) DO UPDATE SET verdict_id = excluded.verdict_id, "
@@ -305,10 +282,10 @@ class SQLStore(SQLPositions, ABC):
                 if state is not None:
                     self._upsert_state(c, verdict.history, state)
                 for vid in alerts:  # the alert is owed from the moment the verdict exists
-                    self._run(c, "INSERT INTO alerts (verdict_id, state, at) VALUES (?, 'pending', ?) "
+                    self.run(c, "INSERT INTO alerts (verdict_id, state, at) VALUES (?, 'pending', ?) "
                               "ON CONFLICT (verdict_id) DO NOTHING", (vid, now))
                 self._write_carried(c, (verdict, *corrections))  # a followed file's position and messages
-                self._run(c, "UPDATE verdicts SET fingerprint = NULL WHERE history = ? AND fingerprint IS NOT NULL "
+                self.run(c, "UPDATE verdicts SET fingerprint = NULL WHERE history = ? AND fingerprint IS NOT NULL "
                           "AND received_at < ?", (h, now - self.rescore_window_s))
                 if int(seen) > self.history_limit:  # n counts every verdict ever stored: an upper bound
                     self._prune(c, h)
@@ -320,22 +297,22 @@ class SQLStore(SQLPositions, ABC):
 
     def alert_pending(self, verdict_id: str) -> bool:
         """An alert is owed for this verdict and was not acknowledged by the broker yet."""
-        with self._read() as c:
-            row = self._run(c, "SELECT state FROM alerts WHERE verdict_id = ?", (verdict_id,)).fetchone()
+        with self.reading() as c:
+            row = self.run(c, "SELECT state FROM alerts WHERE verdict_id = ?", (verdict_id,)).fetchone()
         return row is not None and row[0] == "pending"
 
     def mark_alert_sent(self, verdict_id: str) -> None:
         try:
-            with self._tx() as c:
-                self._run(c, "UPDATE alerts SET state = 'sent', at = ? WHERE verdict_id = ?", (time.time(), verdict_id))
+            with self.transaction() as c:
+                self.run(c, "UPDATE alerts SET state = 'sent', at = ? WHERE verdict_id = ?", (time.time(), verdict_id))
         except self.DB_ERRORS as exc:
             raise StoreError(f"cannot mark alert sent in {self.where}: {exc}", reason="store_write") from exc
 
     def logged(self, history: str) -> list[tuple[Verdict, Fingerprint]]:
         """Stored verdicts of ``history`` that still hold their capture's
         fingerprint (those within the re-scoring window), oldest first."""
-        with self._read() as c:
-            rows = self._run(
+        with self.reading() as c:
+            rows = self.run(
                 c, "SELECT json, fingerprint FROM verdicts WHERE history = ? AND fingerprint IS NOT NULL "
                    "ORDER BY capture_time, verdict_id", (self._key(history),)).fetchall()
         return [(decode_verdict(r[0]), decode_fingerprint(bytes(r[1]))) for r in rows]
@@ -347,18 +324,18 @@ class SQLStore(SQLPositions, ABC):
         re-delivered old capture is still recognised: idempotence must not
         depend on how much history is kept.
         """
-        n = self._run(c, "SELECT COUNT(*) FROM verdicts WHERE history = ?", (history,)).fetchone()[0]
+        n = self.run(c, "SELECT COUNT(*) FROM verdicts WHERE history = ?", (history,)).fetchone()[0]
         if int(n) <= self.history_limit:
             return
         old = "SELECT verdict_id FROM verdicts WHERE history = ? ORDER BY capture_time DESC, verdict_id DESC "
         old += f"{self.LIMIT_ALL} OFFSET ?"
         args = (history, self.history_limit)
-        self._run(c, f"INSERT INTO pruned (verdict_id) {old} ON CONFLICT (verdict_id) DO NOTHING", args)
-        self._run(c, f"DELETE FROM verdicts WHERE verdict_id IN ({old})", args)
+        self.run(c, f"INSERT INTO pruned (verdict_id) {old} ON CONFLICT (verdict_id) DO NOTHING", args)
+        self.run(c, f"DELETE FROM verdicts WHERE verdict_id IN ({old})", args)
 
     def recent_verdicts(self, history: str, limit: int) -> list[Verdict]:
-        with self._read() as c:
-            rows = self._run(
+        with self.reading() as c:
+            rows = self.run(
                 c,
                 "SELECT json FROM verdicts WHERE history = ? ORDER BY capture_time DESC, verdict_id DESC LIMIT ?",
                 (self._key(history), max(0, limit)),
@@ -371,8 +348,8 @@ class SQLStore(SQLPositions, ABC):
         store is never held in memory."""
         after: tuple[str, object, str] = ("", self._time_in(datetime(1, 1, 2, tzinfo=UTC)), "")
         while True:
-            with self._read() as c:
-                rows = self._run(
+            with self.reading() as c:
+                rows = self.run(
                     c,
                     "SELECT history, capture_time, verdict_id, json FROM verdicts "
                     "WHERE (history, capture_time, verdict_id) > (?, ?, ?) "
@@ -388,10 +365,10 @@ class SQLStore(SQLPositions, ABC):
 
     def verdict_count(self, history: str) -> int:
         """Number of stored verdicts of ``history`` (after pruning)."""
-        with self._read() as c:
-            n = self._run(c, "SELECT COUNT(*) FROM verdicts WHERE history = ?", (self._key(history),)).fetchone()[0]
+        with self.reading() as c:
+            n = self.run(c, "SELECT COUNT(*) FROM verdicts WHERE history = ?", (self._key(history),)).fetchone()[0]
         return int(n)
 
     def histories_off_topic(self) -> int:
-        with self._read() as c:
-            return int(self._run(c, "SELECT COUNT(*) FROM latest WHERE status = 'off-topic'").fetchone()[0])
+        with self.reading() as c:
+            return int(self.run(c, "SELECT COUNT(*) FROM latest WHERE status = 'off-topic'").fetchone()[0])

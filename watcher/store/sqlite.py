@@ -37,8 +37,9 @@ from typing import Any, ClassVar
 
 from ..errors import StoreError
 from ..model import utc
+from .base import Rows
 from .codec import parse_iso
-from .sqlbase import Rows, SQLStore
+from .sqlbase import SQLStore
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +136,7 @@ class SQLiteStore(SQLStore):
     def _connection(self) -> sqlite3.Connection:
         return self._conn
 
-    def _run(self, c: Any, sql: str, params: Sequence[Any] = ()) -> Rows:
+    def run(self, c: Any, sql: str, params: Sequence[Any] = ()) -> Rows:
         cur: sqlite3.Cursor = c.execute(sql, params)
         return cur
 
