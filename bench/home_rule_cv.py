@@ -36,7 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from watcher.crossval import assign_folds
+from watcher.evaluation.crossval import assign_folds
 
 HOME = re.compile(r"^on topic \(home page[^:]*: same site, text (replaced|changed)")
 Scores = dict[str, float | None]

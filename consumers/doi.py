@@ -20,13 +20,13 @@ import logging
 import signal
 from typing import Any
 
-from watcher.acquire.netguard import AddressPolicy
 from watcher.broker import EmbeddedBroker, broker_reachable, ensure_topics
 from watcher.config import Config
 from watcher.doi.monitor import DoiMonitor
 from watcher.doi.schedule import DoiScheduler, check_all, check_resolver, open_monitor
 from watcher.doi.status import serve_status
 from watcher.errors import ConfigError
+from watcher.net.netguard import AddressPolicy
 from watcher.ports import port_free
 
 from .app import EXIT_INTERRUPTED

@@ -329,7 +329,7 @@ def test_k8s_manifests() -> None:
 
 def _monitoring() -> dict[str, dict[str, Any]]:
     """The consumers' monitoring objects by kind (the DOI monitor's, named driftline-doi, are
-    tests/test_doi_deploy.py's)."""
+    tests/deploy/test_doi_deploy.py's)."""
     out: dict[str, dict[str, Any]] = {}
     for f in sorted((DEPLOY / "k8s" / "monitoring").glob("*.yaml")):
         for obj in yaml.safe_load_all(f.read_text()):

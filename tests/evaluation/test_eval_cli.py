@@ -43,7 +43,7 @@ def test_labels_naming_original_urls_match_by_url_and_date(tmp_path: Path, capsy
     assert cells[2] == "4" and cells[4:8] == ["2", "0", "0", "2"], cells
     assert cells[10] == "1.000"
     # Dates to the second name one capture each (as in the labels driftline exports): said, not warned.
-    said = [r.getMessage() for r in caplog.records if r.name == "watcher.evaluate"]
+    said = [r.getMessage() for r in caplog.records if r.name == "watcher.evaluation.evaluate"]
     assert any(re.search(r"4 of 4 labels name an original URL and a 14-digit date; matched by \(URL, date\)", w)
                for w in said), said
     assert not any("original URL" in r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING)

@@ -42,7 +42,7 @@ from .monitor import DoiMonitor, Emit, interval_of
 from .registry import open_registry
 
 if TYPE_CHECKING:
-    from ..acquire.netguard import AddressPolicy
+    from ..net.netguard import AddressPolicy
 
 log = logging.getLogger(__name__)
 
@@ -225,7 +225,7 @@ def check_resolver(cfg: Config, policy: AddressPolicy) -> None:
     keys now says it before anything runs.  Only an address spelt in the URL (or ``localhost``) is
     known before a check; a name resolving to a private address is refused at connect time with
     the same hint."""
-    from ..acquire.netguard import ip_literal, normalised_host
+    from ..net.netguard import ip_literal, normalised_host
 
     url = cfg.doi.resolver_url
     try:

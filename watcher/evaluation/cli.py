@@ -172,7 +172,7 @@ def run(args: argparse.Namespace, cfg: Config, base: EvalFunc) -> int:
 def is_scan_input(path: str) -> bool:
     """Whether ``path`` holds captures to scan (WARC, CDX(J), TimeMap) rather than a scan result.
     Anything else is read as a result, whose reader says in one line what it is not."""
-    from .sources.detect import detect_input
+    from ..archive.detect import detect_input
 
     if Path(path).suffix.lower() in RESULT_SUFFIXES:
         return False

@@ -3,7 +3,7 @@
 The job sorts records by ``(history, capture time, tie)`` within partitions that hold
 whole histories (a secondary sort), so a history arrives as one run of consecutive
 records in capture-time order.  This module walks that stream keeping only the current
-history's state (:class:`watcher.step.HistoryState`, about 1.7 kB) and what its summary
+history's state (:class:`watcher.state.HistoryState`, about 1.7 kB) and what its summary
 needs, never the history's records: a URL with 100,000 captures costs what a URL with
 two costs.
 
@@ -23,8 +23,8 @@ from typing import Any, cast
 from ..engine import Engine
 from ..model import Behaviour, Capture, Fingerprint, HistoryResult, Verdict, ts14
 from ..profiles.base import Profile
-from ..profiles.seeds import Seed
-from ..step import HistoryState
+from ..profiles.seedkind import Seed
+from ..state import HistoryState
 from .records import ErrorRow, Record
 
 log = logging.getLogger(__name__)
@@ -142,7 +142,7 @@ def fold_partition(rows: Iterable[tuple[Any, Record]], engine: Engine) -> Iterat
 
 
 def _duplicate(rec: Record, seen: set[tuple[str, ...]], second: str) -> bool:
-    """:func:`watcher.sources.warc.dedupe` on a sorted stream: duplicates share the capture's
+    """:func:`watcher.archive.warc.dedupe` on a sorted stream: duplicates share the capture's
     second, so only that second's identities are remembered."""
     e = rec.entry
     if e is None:

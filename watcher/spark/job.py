@@ -7,7 +7,7 @@ The stages, and what travels between them (never a payload):
    (:mod:`watcher.spark.records`).
 2. **Revisits**: each revisit's candidate originals (by ``WARC-Refers-To``, by payload
    digest) are joined to it by their index metadata, ``scan``'s resolver picks one
-   (:class:`watcher.sources.warc.RevisitResolver`), and the revisit takes its fingerprint.
+   (:class:`watcher.archive.warc.RevisitResolver`), and the revisit takes its fingerprint.
 3. **Secondary sort**: records keyed by ``(history, capture time, tie)``, partitioned by
    history alone (``repartitionAndSortWithinPartitions``), so each partition streams whole
    histories in capture-time order; Spark's sorter spills to disk, so no history is ever
@@ -33,16 +33,16 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..archive.detect import detect_input
+from ..archive.index import IndexEntry, index_cdx
+from ..archive.warc import RevisitResolver
 from ..config import Config
 from ..engine import Engine
 from ..errors import ConfigError, InputError
 from ..events.skip import base_mimetype, non_document
 from ..sources import expand_inputs
-from ..sources.detect import detect_input
 from ..sources.gold import GoldRow, read_labels
-from ..sources.index import IndexEntry, index_cdx
 from ..sources.wacz import archive_members
-from ..sources.warc import RevisitResolver
 from .fold import HistoryEnd, Scored, fold_partition, history_results
 from .records import ErrorRow, Record, archive_records, gold_records, revisit_resolved, staged_copy, where_of
 from .tables import parquet_row, parquet_schema
@@ -115,7 +115,7 @@ class _Reading:
 
     def engine(self) -> Engine:
         if self._engine is None:
-            self._engine = Engine(self.cfg.engine, self.cfg.doi)
+            self._engine = Engine(self.cfg.engine)
         return self._engine
 
     def _run(self, produce: Any) -> Iterator[Record | ErrorRow]:
@@ -184,7 +184,7 @@ def _renamed(rec: Record, tmp: str, name: str) -> Record:
 
 def _folder(cfg: Config) -> Any:
     def fold(rows: Iterable[tuple[Any, Record]]) -> Iterator[Scored | HistoryEnd | ErrorRow]:
-        return fold_partition(rows, Engine(cfg.engine, cfg.doi))
+        return fold_partition(rows, Engine(cfg.engine))
     return fold
 
 
@@ -315,7 +315,7 @@ def run(inputs: Sequence[str], cfg: Config, out: str, fmt: str = "json", master:
     (also written to ``OUT.counters.json``; error rows to ``OUT.errors.jsonl``)."""
     if fmt not in FORMATS:
         raise ConfigError(f"unknown output format {fmt!r}; known: {', '.join(FORMATS)}", reason="output_format")
-    Engine(cfg.engine, cfg.doi)  # unknown measures fail before the JVM starts
+    Engine(cfg.engine)  # unknown measures fail before the JVM starts
     plan = plan_inputs(inputs)
     backfill_cfg = store_config(cfg, store) if store else None
     spark = session(master)

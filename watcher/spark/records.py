@@ -1,8 +1,8 @@
 """Executor side of ``driftline spark``: records read and fingerprinted where they lie.
 
 Each task reads one archive file (or one archive's share of a CDX index, or one gold
-history) with the batch scan's own readers (:func:`watcher.sources.index.index_archive`,
-:class:`watcher.sources.warc.RecordLoader`, :func:`watcher.sources.gold.iter_gold`), so a
+history) with the batch scan's own readers (:func:`watcher.archive.index.index_archive`,
+:class:`watcher.archive.warc.RecordLoader`, :func:`watcher.sources.gold.iter_gold`), so a
 capture is built exactly as ``scan`` builds it, and fingerprints it there.  What leaves the
 task is a :class:`Record`: the capture without its payload, its fingerprint and the index
 metadata revisit resolution needs -- never the payload, which is what makes the shuffle
@@ -23,16 +23,16 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
+from ..archive.detect import detect_input
+from ..archive.index import IndexEntry, index_archive
+from ..archive.warc import Loaded, RecordLoader, build_capture
 from ..config import Config
 from ..engine import Engine
 from ..errors import DriftlineError
 from ..events.skip import base_mimetype, non_document
 from ..model import Capture, Fingerprint, payload_digest, utc
-from ..profiles.seeds import Seed
-from ..sources.detect import detect_input
+from ..profiles.seedkind import Seed
 from ..sources.gold import GoldRow, iter_gold
-from ..sources.index import IndexEntry, index_archive
-from ..sources.warc import Loaded, RecordLoader, build_capture
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +128,7 @@ def archive_records(path: str, cfg: Config, engine: Engine, counts: Counts,
 
 
 def _record(e: IndexEntry, loader: RecordLoader, engine: Engine) -> Record:
-    """As ``scan`` builds the capture (:func:`watcher.sources.warc._capture_for`), fingerprinted."""
+    """As ``scan`` builds the capture (:func:`watcher.archive.warc._capture_for`), fingerprinted."""
     where = where_of(e)
     if e.kind == "revisit":
         cap = build_capture(e, Loaded(None, e.status, {}, e.mime), is_revisit=True, digest=e.digest)

@@ -52,8 +52,8 @@ def test_a_local_resolver_is_refused_at_start_naming_both_keys(in_tmp: Path, mon
 
 
 def test_a_refused_address_names_the_key_that_admits_it() -> None:
-    from watcher.acquire.netguard import AddressPolicy
     from watcher.errors import BlockedAddressError
+    from watcher.net.netguard import AddressPolicy
 
     with pytest.raises(BlockedAddressError, match=r"acquire\.allow_addresses.*127\.0\.0\.1/32"):
         AddressPolicy().check_url("http://127.0.0.1:8000/10.5555/x")
@@ -299,11 +299,11 @@ def test_feed_of_a_heritrix_warc_carries_seed_and_hop_path(tmp_path: Path) -> No
 
 
 def test_the_demo_sample_is_read_by_scan_and_by_the_crawl_log_path(tmp_path: Path) -> None:
+    from watcher.archive.index import index_archive, index_cdx
     from watcher.config import load_config
     from watcher.demo.crawl import build_demo_warc
     from watcher.demo.sample import write_sample
     from watcher.events import parse_crawl_log_line
-    from watcher.sources.index import index_archive, index_cdx
 
     crawl = build_demo_warc(tmp_path)
     warc, cdxj, log = write_sample(crawl, tmp_path)

@@ -9,7 +9,7 @@ from typing import Any
 
 from tests.fixtures.scancli import run
 from tests.fixtures.wacz import collection_warc, write_wacz
-from watcher.sources.detect import archive_dir_files, detect_input
+from watcher.archive.detect import archive_dir_files, detect_input
 from watcher.sources.wacz import archive_members, open_archive
 
 

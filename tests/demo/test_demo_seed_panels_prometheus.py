@@ -29,7 +29,7 @@ from watcher.demo.run import demo
 from watcher.seeds.report import SeedReport, report
 from watcher.store import open_store
 
-DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 PROMETHEUS = shutil.which("prometheus")
 
 pytestmark = [pytest.mark.kafka,
