@@ -10,7 +10,7 @@ from typing import Any
 from tests.fixtures.scancli import run
 from tests.fixtures.wacz import collection_warc, write_wacz
 from watcher.archive.detect import archive_dir_files, detect_input
-from watcher.sources.wacz import archive_members, open_archive
+from watcher.archive.wacz import archive_members, open_archive
 
 
 def verdicts(path: Path) -> dict[tuple[str, str, str], tuple[str, str]]:

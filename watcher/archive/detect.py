@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Literal, TextIO
 
 from ..errors import InputError
-from ..sources.wacz import is_wacz, open_archive, split_member
+from .wacz import is_wacz, open_archive, split_member
 
 InputKind = Literal["warc", "arc", "wacz", "timemap", "cdxj", "cdx", "gold", "unknown"]
 

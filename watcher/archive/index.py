@@ -29,8 +29,8 @@ from warcio.archiveiterator import ArchiveIterator
 from ..canonical import url_key
 from ..config import Config
 from ..errors import InputError
-from ..sources.wacz import open_archive
 from .detect import open_text
+from .wacz import open_archive
 
 log = logging.getLogger(__name__)
 

@@ -26,8 +26,8 @@ from ..canonical import url_key
 from ..config import Config
 from ..events.skip import base_mimetype, non_document
 from ..model import Capture, payload_digest, ts14
-from ..sources.wacz import open_archive
 from .index import IndexEntry
+from .wacz import open_archive
 
 log = logging.getLogger(__name__)
 

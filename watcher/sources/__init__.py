@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..archive.detect import InputKind, archive_dir_files, detect_input, gold_labels_file
 from ..archive.index import IndexEntry, index_archive, index_cdx
+from ..archive.wacz import archive_members
 from ..archive.warc import iter_archive_histories
 from ..canonical import url_key
 from ..config import Config
@@ -29,7 +30,6 @@ from ..errors import InputError
 from ..model import Capture
 from .gold import GoldRow, iter_gold, read_labels
 from .timemap import TimeMap, load_timemap, timemap_captures
-from .wacz import archive_members
 
 __all__ = ["HistoryIterator", "detect_input", "iter_histories", "merge_captures", "read_labels"]
 
@@ -114,7 +114,7 @@ class HistoryIterator:
             before = len(entries)
             if kind in ("warc", "arc"):
                 entries.extend(index_archive(source, cfg, source=kind, problems=self.unreadable))
-            elif kind == "wacz":  # its WARCs, read in place (watcher.sources.wacz)
+            elif kind == "wacz":  # its WARCs, read in place (watcher.archive.wacz)
                 for member in archive_members(source):
                     entries.extend(index_archive(member, cfg, source="warc", problems=self.unreadable))
             else:

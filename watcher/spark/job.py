@@ -35,6 +35,7 @@ from typing import Any
 
 from ..archive.detect import detect_input
 from ..archive.index import IndexEntry, index_cdx
+from ..archive.wacz import archive_members
 from ..archive.warc import RevisitResolver
 from ..config import Config
 from ..engine import Engine
@@ -42,7 +43,6 @@ from ..errors import ConfigError, InputError
 from ..events.skip import base_mimetype, non_document
 from ..sources import expand_inputs
 from ..sources.gold import GoldRow, read_labels
-from ..sources.wacz import archive_members
 from .fold import HistoryEnd, Scored, fold_partition, history_results
 from .records import ErrorRow, Record, archive_records, gold_records, revisit_resolved, staged_copy, where_of
 from .tables import parquet_row, parquet_schema
