@@ -35,6 +35,8 @@ COUNTERS = {
     "driftline_verdicts_total",
     "driftline_alerts_total",
     "driftline_recommendations_total",
+    "driftline_crawl_log_gaps_total",
+    "driftline_crawl_log_gap_bytes_total",
 }
 HISTOGRAMS = {
     "driftline_measure_score",
@@ -95,6 +97,7 @@ def test_rules_cover_required_alerts_and_known_metrics() -> None:
         "DriftlineConsumerLagHigh",
         "DriftlineConsumerLagGrowing",
         "DriftlineDeadLetters",
+        "DriftlineCrawlLogGap",
         "DriftlineOffTopicSpike",
         "DriftlineRenderFailures",
         "DriftlineNoEventsConsumed",
