@@ -46,7 +46,7 @@ from watcher.store.labels import SQLReview, owed_versions
 
 from .lifecycle import close_parts
 from .logfilter import install_client_log_limit
-from .pipeline import scoring_pipeline
+from .pipeline import keep_advice, scoring_pipeline
 from .publish.messages import verdict_message
 from .publish.publisher import Publisher
 from .router import Router
@@ -193,6 +193,7 @@ class ConsumerApp:
         self.publisher = Publisher(cfg.kafka, self.bootstrap_servers)
         await self.publisher.start()
         pipeline = scoring_pipeline(cfg, self.store, self.publisher, self.metrics, self.executor)
+        keep_advice(pipeline, self.store)
         self.scoring, self.acquirer, self.renderer = pipeline.scorer, pipeline.acquirer, pipeline.renderer
 
     async def stop(self) -> None:

@@ -19,6 +19,7 @@ from watcher.metrics import Metrics
 from watcher.recommend import Recommender
 from watcher.seeds.stream import SeedDistribution, SeedReporter
 from watcher.store import BaselineStore
+from watcher.store.positions import MemoryPositions, SQLPositions
 from watcher.watch import Watcher
 
 from .publish.deadletter import DeadLetters
@@ -67,3 +68,17 @@ def scoring_pipeline(cfg: Config, store: BaselineStore, publisher: Publisher, me
         executor=executor, actuator=make_actuator(cfg.actuator), seeds=seeds,
     )
     return Pipeline(scorer, acquirer, renderer, recommender, seeds)
+
+
+def keep_advice(pipeline: Pipeline, store: BaselineStore) -> None:
+    """Keep the last crawl-guidance advice per history in ``store``'s advice ledger, for the Kafka path.
+
+    Why: a seed's advice (``recrawl-interval``, ``deprioritise-seed``) is published when it changes, and
+    what it was lived in this process's memory, so every restart published each seed's standing advice
+    again.  The advice is recorded once the broker acknowledged it (a kill between the two repeats it at
+    most once, as an alert is); a store without a ledger keeps the memory-only behaviour."""
+    if not isinstance(store, SQLPositions | MemoryPositions):
+        return
+    ledger = store
+    pipeline.seeds.advice_of = ledger.last_advice
+    pipeline.scorer.advice_published = lambda history, advice_id: ledger.record("kafka", advice=[(history, advice_id)])

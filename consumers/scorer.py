@@ -136,6 +136,9 @@ class Scorer:
         self.actuator = actuator
         self.seeds = seeds
         self.verdicts = 0
+        # Where the Kafka path keeps the last advice it published per history (the store's advice ledger,
+        # set by the app): called once the advice is acknowledged, so a restart does not publish it again.
+        self.advice_published: Callable[[str, str], object] | None = None
 
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
         loop = asyncio.get_running_loop()
@@ -277,6 +280,8 @@ class Scorer:
                 # told what driftline has durably said, never more.
                 await apply_recommendation(self.actuator, recommendation)
         if guidance is not None:
+            if self.advice_published is not None:
+                await self._call(self.advice_published, verdict.history, guidance.id)
             self.metrics.recommendations.labels(action=guidance.action).inc()
             await apply_recommendation(self.actuator, guidance)  # acted on only where actuator.act_on names it
         self.metrics.verdicts.labels(status=verdict.status, change=verdict.change, collection=collection).inc()

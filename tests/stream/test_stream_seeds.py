@@ -92,3 +92,36 @@ async def test_a_low_yield_seed_gets_one_guidance_recommendation_with_its_eviden
     assert evidence["yield"] < cfg.actuator.deprioritise_below_yield
     assert len(evidence["verdicts"]) >= cfg.actuator.guidance_min_captures  # the verdicts behind the advice
     assert guidance[0]["seed"] == SEED and guidance[0]["job"] == "weekly-ngo"
+
+
+async def test_a_restart_does_not_publish_the_standing_advice_again(
+        kafka_broker: EmbeddedBroker, kafka_names: KafkaNames, tmp_path: Path) -> None:
+    """The last advice per seed is kept in the store's advice ledger: a consumer started again on the same
+    store publishes a seed's advice only when it changes (without the ledger, once per restart)."""
+    warcs = tmp_path / "warcs"
+    warcs.mkdir()
+    captures = [(SEED, "20240101000000", page_html(1))]
+    captures += [(SEED, f"2024{m:02d}01000000", page_html(1, off_topic=True, words=150 + 5 * m)) for m in range(2, 12)]
+    refs = write_warc(warcs / "JOB-20240101-00001.warc.gz", captures)
+    cfg = stream_config(kafka_broker.bootstrap_servers, kafka_names, tmp_path, warc_dirs=(str(warcs),),
+                        extra={"seeds": {"publish_interval_s": 0}})
+    boot, k = kafka_broker.bootstrap_servers, cfg.kafka
+    crawl = next(iter(k.input_topics))
+
+    def deprioritised(msgs: list[dict[str, Any]]) -> int:
+        values = [m["value"] if isinstance(m["value"], dict) else json.loads(m["value"]) for m in msgs]
+        return sum(v["action"] == "deprioritise-seed" for v in values)
+
+    done = 0
+    for part in (refs[:7], refs[7:9], refs[9:]):  # three processes, one after the other, on one store
+        async with ConsumerApp(cfg) as app:
+            for ref in part:
+                await produce(boot, crawl, [heritrix_message(ref, job_name="weekly-ngo")])
+                done += 1
+                await read_topic(boot, k.results_topic, expect=done, timeout_s=60)
+            assert await app.wait_caught_up(timeout_s=30)
+        if part is refs[:7]:  # the advice stands from the first process on
+            got = await read_topic(boot, k.recommendations_topic, timeout_s=20, idle_s=1.0)
+            assert deprioritised(got) == 1, got
+    got = await read_topic(boot, k.recommendations_topic, timeout_s=20, idle_s=1.0)
+    assert deprioritised(got) == 1, [m["value"] for m in got]
