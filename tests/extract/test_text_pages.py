@@ -54,7 +54,7 @@ async def test_text_profile_on_real_pages_through_the_broker_equals_batch(
     f1_batch, f1_stream = await stream_equals_batch(caps, [False] * len(caps), kafka_broker, kafka_names,
                                                     tmp_path, seed=19, profile="text", batch_out=batch)
     assert f1_stream == f1_batch
-    change = {url: ch for _, ch, _, had_baseline, url in batch.values() if had_baseline}
+    change = {url: ch for _, ch, _, had_baseline, url, _ in batch.values() if had_baseline}
     by_kind: dict[str, Counter[str]] = {}
     for url, (kind, _) in kinds.items():
         by_kind.setdefault(kind, Counter())[change.get(url, "no baseline")] += 1
