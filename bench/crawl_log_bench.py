@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from consumers.durable import CrawlLogRunner
+from consumers.crawllog import CrawlLogRunner
 from tests.fixtures.crawllog import collection, follow_config
 
 

@@ -9,8 +9,8 @@ verdict and its messages, :mod:`consumers.pipeline` wires that scorer once,
 message goes out.
 
 Two modules here are not consumers of a broker, and why they live here anyway:
-:mod:`consumers.feedcmd` (``driftline feed``) is a Kafka producer, the crawler's
-side of the same topics; :mod:`consumers.durable` (``run --crawl-log``) follows
+:mod:`consumers.feed` (``driftline feed``) is a Kafka producer, the crawler's
+side of the same topics; :mod:`consumers.crawllog` (``run --crawl-log``) follows
 a file instead of a topic but hands each line to the very :class:`Scorer` the
 Kafka path uses, so the two paths cannot judge or publish differently.  Moved
 under :mod:`watcher`, it would have to import this package, which

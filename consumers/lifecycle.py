@@ -1,5 +1,5 @@
 """Closing what a pipeline owner started: the Kafka app (:class:`consumers.app.ConsumerApp`) and
-the durable crawl-log runner (:class:`consumers.durable.CrawlLogRunner`) hold the same parts under
+the durable crawl-log runner (:class:`consumers.crawllog.CrawlLogRunner`) hold the same parts under
 the same names and close them in the same order, so the order lives here once.
 
 Why this order: the metrics server first (nothing scrapes a half-closed app), then the publisher

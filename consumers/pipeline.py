@@ -1,6 +1,6 @@
 """The scoring pipeline, wired once: watcher, renderer, acquirer, recommender, seed reports, dead letters, scorer.
 
-The Kafka app (:mod:`consumers.app`) and the crawl.log runner (:mod:`consumers.durable`) score events the
+The Kafka app (:mod:`consumers.app`) and the crawl.log runner (:mod:`consumers.crawllog`) score events the
 same way and differ only in where events come from and where messages go (a broker or a local
 publisher).  Built here, in one place, so the two cannot drift apart (they had: the DOI monitor's WARC
 folder, the seed distribution metric).

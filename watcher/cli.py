@@ -210,12 +210,12 @@ def _check_crawl_logs(paths: Sequence[str], *, once: bool) -> None:
 
 def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
     if args.replay_since is not None:  # the durable path's messages again, from the store's ledger
-        from consumers.durable import run_replay
+        from consumers.crawllog import run_replay
 
         return run_replay(cfg, args.replay_since)
     if args.crawl_log:  # the durable single-machine path: follow crawl.log files, no broker
         _check_crawl_logs(args.crawl_log, once=args.once)
-        from consumers.durable import run_durable
+        from consumers.crawllog import run_durable
 
         return run_durable(cfg, args.crawl_log, once=args.once)
     from consumers.app import run
@@ -415,9 +415,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .doi.cli import register as register_doi
 
     register_doi(sub, _run_doi_monitor)
-    from consumers import feedcmd, tailcmd  # Kafka clients: wired here, as 'run' is
+    from consumers import feed, tail  # Kafka clients: wired here, as 'run' is
 
-    for command in (feedcmd, tailcmd):
+    for command in (feed, tail):
         command.add_parser(sub)
     from .actuators.command import add_parser as add_guide
 

@@ -182,7 +182,7 @@ def _watch_stderr(proc: subprocess.Popen[bytes]) -> threading.Event:
         assert proc.stderr is not None
         with proc.stderr:
             for line in proc.stderr:
-                if b"consumers.durable: following " in line:
+                if b"consumers.crawllog: following " in line:
                     following.set()
 
     threading.Thread(target=drain, daemon=True).start()

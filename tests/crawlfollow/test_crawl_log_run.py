@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from consumers.durable import CrawlLogRunner
+from consumers.crawllog import CrawlLogRunner
 from tests.fixtures.crawllog import bad_lines, collection, follow_config, follow_settings, repeated, skipped_lines
 from tests.fixtures.streamcheck import _batch
 from watcher.canonical import url_key
@@ -146,7 +146,7 @@ async def test_a_store_that_fails_for_a_while_loses_no_line(tmp_path: Path, monk
         return real(self, stream, position, messages, **kw)
 
     monkeypatch.setattr(SQLStore, "record_line", flaky)
-    monkeypatch.setattr("consumers.durable.asyncio.sleep", _no_sleep)
+    monkeypatch.setattr("consumers.crawllog.asyncio.sleep", _no_sleep)
     got, letters, position = await _follow(follow_config(tmp_path, warc), log, {ref.url for ref in refs})
     assert failures == {"move": 0, "letter": 0, "messages": 0}
     assert len(got) == len(refs)
@@ -240,7 +240,7 @@ async def test_a_rotated_file_deleted_before_it_was_read_is_a_gap_never_silent(
 async def test_replay_prints_what_a_kill_kept_from_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Every message is in the store's ledger with its seq: ``run --replay-since`` prints them again, after
     a seq or from a verdict on, as the output has them."""
-    from consumers.durable import run_replay
+    from consumers.crawllog import run_replay
 
     warc, refs, lines = collection(tmp_path, histories=3, captures=3)
     log = tmp_path / "crawl.log"

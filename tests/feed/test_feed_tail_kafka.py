@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from consumers.client import produce, read_topic
-from consumers.feedcmd import default_topic, feed
-from consumers.tailcmd import tail
+from consumers.feed import default_topic, feed
+from consumers.tail import tail
 from tests.fixtures.feedlines import LOG_LINES
 from tests.fixtures.kafka import KafkaNames, WarcRef, page_html, stream_config, write_warc
 from watcher.broker import BrokerError, EmbeddedBroker, ensure_topics

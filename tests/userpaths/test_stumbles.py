@@ -160,7 +160,7 @@ def test_run_crawl_log_that_cannot_be_read_is_one_line(in_tmp: Path, capsys: pyt
 
 
 async def test_stopped_after_counts_the_lines_of_the_file(tmp_path: Path) -> None:
-    from consumers.durable import CrawlLogRunner
+    from consumers.crawllog import CrawlLogRunner
     from tests.fixtures.crawllog import collection, follow_config, skipped_lines
 
     warc, _refs, lines = collection(tmp_path, histories=2, captures=2)

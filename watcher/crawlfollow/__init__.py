@@ -3,5 +3,5 @@
 :mod:`.settings` holds the ``crawl_log:`` configuration section, :mod:`.follow`
 the file tailing (growth, rotation, truncation, partial lines) and the
 position each followed path is checkpointed at.  The scoring itself is the
-Kafka consumers' per-capture step, wired up in :mod:`consumers.durable`.
+Kafka consumers' per-capture step, wired up in :mod:`consumers.crawllog`.
 """
