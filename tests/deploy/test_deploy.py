@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from tests.conftest import free_port, stop_process
+from tests.fixtures.prometheus import walk_exprs
 from watcher.config import env_overrides, load_config
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
@@ -386,15 +387,7 @@ def test_k8s_configmap_is_valid_config(tmp_path: Path) -> None:
 
 
 def _walk_exprs(node: Any) -> Iterator[str]:
-    if isinstance(node, dict):
-        for k, v in node.items():
-            if k in ("expr", "definition", "query") and isinstance(v, str):
-                yield v
-            else:
-                yield from _walk_exprs(v)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _walk_exprs(item)
+    return walk_exprs(node, ("expr", "definition", "query"))
 
 
 def test_dashboard_queries_only_known_metrics() -> None:

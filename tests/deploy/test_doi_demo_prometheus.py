@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from tests.conftest import free_port, stop_process
-from tests.fixtures.prometheus import Prom, _wait, _walk_exprs, selectors
+from tests.fixtures.prometheus import Prom, _wait, selectors, walk_exprs
 from watcher.config import Config
 from watcher.demo.doi import DoiDemo
 
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.skipif(PROMETHEUS is None, reason="prometheus not insta
 
 def doi_dashboard_exprs() -> list[str]:
     dash = json.loads((DEPLOY / "grafana" / "doi.json").read_text())
-    return [e.replace("$__rate_interval", "1m") for e in _walk_exprs(dash["panels"])]
+    return [e.replace("$__rate_interval", "1m") for e in walk_exprs(dash["panels"])]
 
 
 def doi_rules() -> list[dict[str, Any]]:

@@ -27,7 +27,7 @@ from consumers.app import ConsumerApp
 from consumers.client import produce, read_topic
 from tests.conftest import free_port, stop_process
 from tests.fixtures.kafka import KafkaNames, heritrix_message, page_html, stream_config, write_warc
-from tests.fixtures.prometheus import Prom, _wait, _walk_exprs, selectors
+from tests.fixtures.prometheus import Prom, _wait, selectors, walk_exprs
 from watcher.broker import EmbeddedBroker
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
@@ -40,7 +40,7 @@ pytestmark = [pytest.mark.kafka,
 def dashboard_exprs() -> list[str]:
     dash = json.loads((DEPLOY / "grafana" / "driftline.json").read_text())
     out = []
-    for e in _walk_exprs(dash["panels"]):
+    for e in walk_exprs(dash["panels"]):
         out.append(e.replace("$__rate_interval", "1m").replace("$measure", ".*").replace("$collection", ".*"))
     return out
 
