@@ -10,21 +10,48 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import OffsetOutOfRangeError
 
 from watcher.config import KafkaConfig
+from watcher.errors import DriftlineError
 from watcher.kafkasec import kafka_security_options
+
+log = logging.getLogger(__name__)
 
 
 def client_options(kafka: KafkaConfig) -> dict[str, Any]:
     """Security keyword arguments (TLS, SASL) for a client of ``kafka``'s broker; pass as ``security=``."""
     return kafka_security_options(kafka)
+
+
+async def start_consumer(make: Callable[[], AIOKafkaConsumer], what: str, *, timeout_s: float = 60.0,
+                         attempts: int = 3) -> AIOKafkaConsumer:
+    """A started consumer from ``make``, each start bounded by ``timeout_s``.
+
+    Why: aiokafka's ``start()`` has no deadline of its own, and a broker that accepts the
+    connection but never answers one request (seen against the embedded broker on a loaded
+    machine, two starts in a suite of 1,250 tests) left a consumer, and the process, waiting
+    for good.  A start that takes too long is abandoned with a WARNING and a fresh consumer (a
+    new connection) tried; after ``attempts`` the failure is an error that names the cause."""
+    for attempt in range(1, attempts + 1):
+        consumer = make()
+        try:
+            await asyncio.wait_for(consumer.start(), timeout_s)
+            return consumer
+        except TimeoutError:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(consumer.stop(), 10.0)
+            log.warning("%s: the Kafka consumer did not start within %.0f s (attempt %d of %d)%s", what, timeout_s,
+                        attempt, attempts, "; starting a new one" if attempt < attempts else "")
+    raise DriftlineError(f"{what}: the Kafka consumer did not start in {attempts} attempts of {timeout_s:.0f} s: "
+                         f"the broker accepts connections but does not answer", reason="broker_unavailable")
 
 
 async def produce(
@@ -61,10 +88,11 @@ async def read_topic(
     new message when ``expect`` is None, or at ``timeout_s``.  Each item has
     the decoded ``value`` plus ``key``, ``partition`` and ``offset``.
     """
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
-                                auto_offset_reset="earliest", client_id=f"driftline-reader-{uuid.uuid4().hex[:8]}",
-                                **dict(security or {}))
-    await consumer.start()
+    consumer = await start_consumer(
+        lambda: AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
+                                 auto_offset_reset="earliest", client_id=f"driftline-reader-{uuid.uuid4().hex[:8]}",
+                                 **dict(security or {})),
+        f"reading {topic}", timeout_s=max(10.0, min(60.0, timeout_s)))
     out: list[dict[str, Any]] = []
     try:
         deadline = time.monotonic() + timeout_s
@@ -72,7 +100,8 @@ async def read_topic(
         while partitions is None and time.monotonic() < deadline:
             partitions = consumer.partitions_for_topic(topic)
             if partitions is None:
-                await consumer.topics()  # refresh metadata
+                with contextlib.suppress(TimeoutError):  # a metadata refresh left unanswered is tried again
+                    await asyncio.wait_for(consumer.topics(), 5.0)
                 await asyncio.sleep(0.2)
         if not partitions:
             return out

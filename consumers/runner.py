@@ -41,7 +41,7 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import CommitFailedError, IllegalStateError, KafkaError
 
-from consumers.client import read_back
+from consumers.client import read_back, start_consumer
 from watcher.config import KafkaConfig
 from watcher.kafkasec import kafka_security_options
 from watcher.metrics import Metrics
@@ -139,7 +139,7 @@ class PartitionRunner:
 
     async def start(self) -> None:
         k = self.kafka
-        self.consumer = AIOKafkaConsumer(
+        self.consumer = await start_consumer(lambda: AIOKafkaConsumer(
             bootstrap_servers=self.bootstrap,
             client_id=f"{k.client_id}-{self.name}",
             group_id=self.group_id,
@@ -153,8 +153,7 @@ class PartitionRunner:
             metadata_max_age_ms=k.metadata_max_age_ms,
             max_poll_records=max(1, k.max_batch),
             **kafka_security_options(k),
-        )
-        await self.consumer.start()
+        ), self.name, timeout_s=max(60.0, k.request_timeout_ms / 1000 * 2))
         self.consumer.subscribe(self.topics, listener=_Listener(self))
         self._loop_task = asyncio.create_task(self._fetch_loop(), name=f"driftline-{self.name}-fetch")
         self._lag_task = asyncio.create_task(self._lag_loop(), name=f"driftline-{self.name}-lag")
