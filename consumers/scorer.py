@@ -261,7 +261,8 @@ class Scorer:
                 guidance = guidance_for(seed_report, self.cfg.actuator, job=verdict.job,
                                         crawler=None if kind == "none" else kind)
                 # published when the advice changes, not with every report that repeats it
-                if guidance is not None and self.seeds.advice_changed(verdict.history, guidance.id):
+                # in the executor: the check may read the store's advice ledger (a database round trip)
+                if guidance is not None and await self._call(self.seeds.advice_changed, verdict.history, guidance.id):
                     out.append((k.recommendations_topic, key, guidance.to_json().encode("utf-8"), None))
                 else:
                     guidance = None
