@@ -198,3 +198,37 @@ def test_a_history_of_a_home_page_with_an_empty_loop_has_a_baseline_and_stays_on
     verdicts = Engine(EngineConfig()).scan_history("k", caps).verdicts
     assert verdicts[0].change == "baseline", verdicts[0].reason
     assert [v.status for v in verdicts[1:]] == ["on-topic", "on-topic"], [v.reason for v in verdicts]
+
+
+def _ungated_first(units: list[str]) -> tuple[str, str] | None:
+    """_first as it was before its literal gates: every kind's pattern on every unit."""
+    from watcher import pagekinds
+
+    for kind in pagekinds._ORDER:
+        for unit in units:
+            for m in pagekinds._COMPILED[kind].finditer(unit):
+                if pagekinds._notice(unit, m):
+                    return kind, m.group(0)[:80]
+    return None
+
+
+def _samples() -> list[str]:
+    rows = [*test_a_page_that_reports_or_mentions_a_notice_is_not_one.pytestmark[0].args[1],  # type: ignore[attr-defined]
+            *test_notices_still_read_as_their_kind.pytestmark[0].args[1]]  # type: ignore[attr-defined]
+    units = [u for row in rows for u in (row[0], *row[1], *row[2].splitlines())]
+    # as a shouting or title-cased template writes them, and with the Turkish dotted capital I
+    # (which case-folds to "i" and a combining dot)
+    return [v for u in units for v in (u, u.upper(), u.title(), u.upper().replace("I", "\u0130"))]
+
+
+def test_the_literal_gates_find_every_notice_the_patterns_find() -> None:
+    from watcher import pagekinds
+
+    units = [pagekinds._fold(u) for u in _samples()]
+    found = 0
+    for unit in units:
+        want = _ungated_first([unit])
+        assert pagekinds._first([unit]) == want, unit
+        found += want is not None
+    assert pagekinds._first(units) == _ungated_first(units)
+    assert found > 40  # the notices (and their case variants) are found, not only the mentions refused
