@@ -86,6 +86,11 @@ _MARK = re.compile(f"[{_MARKS}]")
 # Underscores are word characters to ``\w``: tokens holding one are split
 # afterwards (rare, and one character class is much faster than an alternation).
 _WORD = re.compile(f"[\\w{_MARKS}]+(?:['’\\-][\\w{_MARKS}]+)*")
+# The same for a text without combining marks (most texts: Latin, Cyrillic, Arabic once its harakat
+# are folded away, Han): Python's ``re`` checks the marks' 300 ranges at every character, which
+# made the word pattern three times slower than ``\w`` alone.
+_PLAIN_WORD = re.compile(r"\w+(?:['’\-]\w+)*")
+_MARK_CHARS = frozenset(chr(cp) for cp in range(0x20000) if unicodedata.category(chr(cp)) in ("Mn", "Mc", "Me"))
 
 # Scripts written without spaces between words.  Hangul is not one of them.
 _NO_SPACE_CHARS = (
@@ -170,7 +175,7 @@ def tokens(text: str) -> list[str]:
     """Normalised word tokens; runs of scripts without spaces become cluster
     bigrams (a run of one or two clusters stays whole)."""
     text = normalise(text)
-    toks = _WORD.findall(text)
+    toks = (_PLAIN_WORD if _MARK_CHARS.isdisjoint(text) else _WORD).findall(text)
     if "_" in text:
         toks = [p for t in toks for p in t.split("_") if p]
     if not _NO_SPACE.search(text):
