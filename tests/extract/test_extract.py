@@ -485,3 +485,24 @@ def test_frames_of_finds_a_frameset_after_stray_text_and_never_an_iframe() -> No
     assert frames_of(stray) == ["main.html", "menu.html"]
     page = parse_tree("<html><body><p>Our work.</p><iframe src='map.html'></iframe></body></html>")
     assert page is not None and frames_of(page) == []
+
+
+def test_the_utf8_share_counts_the_bytes_the_sequence_pattern_matches() -> None:
+    """decode._in_utf8_sequences (two C-level passes) counts what the well-formed-UTF-8 pattern
+    matches, on text in several scripts with bytes cut, replaced and inserted at random."""
+    import random
+
+    from watcher.extract import decode as dec
+
+    rnd = random.Random(7)
+    text = ("Café – «déjà vu» 東京 مرحبا Привет 😀 \U0010fffd ok " * 40).encode("utf-8")
+    tried = 0
+    for _ in range(300):
+        data = bytearray(text)
+        for _ in range(rnd.randrange(1, 30)):
+            data[rnd.randrange(len(data))] = rnd.choice(b"\x80\xbf\xc0\xc3\xdf\xe0\xe2\xed\xef\xf0\xf4\xf5\xff\xa0")
+        cut = bytes(data[:rnd.randrange(1, len(data))])
+        high = dec._high_bytes(cut)
+        assert dec._in_utf8_sequences(cut, high) == sum(len(m) for m in dec._UTF8_SEQ.findall(cut))
+        tried += 1
+    assert tried == 300

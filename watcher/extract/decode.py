@@ -142,8 +142,15 @@ def _mostly_utf8(data: bytes, high: bytes) -> bool:
     """
     if not high:
         return False
-    in_sequences = sum(len(m) for m in _UTF8_SEQ.findall(data[:_SNIFF_BYTES]))
-    return in_sequences * 2 >= len(high)
+    return _in_utf8_sequences(data[:_SNIFF_BYTES], high) * 2 >= len(high)
+
+
+def _in_utf8_sequences(window: bytes, high: bytes) -> int:
+    """How many of ``window``'s high bytes belong to well-formed UTF-8 sequences (what
+    :data:`_UTF8_SEQ` matches): the strict decoder escapes every other byte as a lone surrogate,
+    which encoding back drops.  Two C-level passes, where the pattern took a millisecond a page."""
+    kept = window.decode("utf-8", "surrogateescape").encode("utf-8", "ignore")
+    return len(high) - (len(window) - len(kept))
 
 
 def _clean_utf8(data: bytes) -> bool:
