@@ -59,6 +59,10 @@ _ARCHIVED_PREFIX = re.compile(r"^\s*\[ARCHIVED CONTENT\]\s*", re.I)
 _BANNER_IDS = ("wm-ipp", "wm-ipp-base", "wm-ipp-print", "donato", "webArchiveInfobox", "PRONIBANNER",
                "_wm_toolbar", "wb_header", "archiveit-banner", "wm-btns")
 _BANNER_XPATH = lxml.etree.XPath("//*[" + " or ".join(f'@id="{b}"' for b in _BANNER_IDS) + "]")
+# What a page holding a banner holds (an id that holds another, "wm-ipp-base", is found by it):
+# each is a search of the whole page.
+_BANNER_HINTS = tuple(b for b in (*_BANNER_IDS, "HEADER")
+                      if not any(o != b and o in b for o in (*_BANNER_IDS, "HEADER")))
 _INVISIBLE = ("script", "style", "noscript", "template", "svg", "head", "select", "object", "embed")
 _BOILERPLATE_TAGS = ("nav", "header", "footer", "aside", "form", "menu")
 _BOILERPLATE_ATTR = re.compile(
@@ -344,7 +348,7 @@ def frames_of(root: lxml.html.HtmlElement) -> list[str]:
 
 
 def _strip_banners(root: lxml.html.HtmlElement, html: str, banners: bool, site_name: str) -> None:
-    if banners and any(b in html for b in (*_BANNER_IDS, "HEADER")):
+    if banners and any(b in html for b in _BANNER_HINTS):
         remove_banners(root, site_name)
 
 
