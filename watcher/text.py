@@ -86,11 +86,12 @@ _MARK = re.compile(f"[{_MARKS}]")
 # Underscores are word characters to ``\w``: tokens holding one are split
 # afterwards (rare, and one character class is much faster than an alternation).
 _WORD = re.compile(f"[\\w{_MARKS}]+(?:['’\\-][\\w{_MARKS}]+)*")
-# The same for a text without combining marks (most texts: Latin, Cyrillic, Arabic once its harakat
-# are folded away, Han): Python's ``re`` checks the marks' 300 ranges at every character, which
-# made the word pattern three times slower than ``\w`` alone.
-_PLAIN_WORD = re.compile(r"\w+(?:['’\-]\w+)*")
-_MARK_CHARS = frozenset(chr(cp) for cp in range(0x20000) if unicodedata.category(chr(cp)) in ("Mn", "Mc", "Me"))
+# The same for a text without characters beyond the BMP (all but a few pages): ``re`` tests a class
+# that reaches past U+FFFF range by range (the marks' 300 ranges at every character, three times
+# the cost of ``\w`` alone) and one within the BMP by a bitmap.
+_BMP_WORD = re.compile(f"[\\w{_ranges(0x10000, frozenset({'Mn', 'Mc', 'Me'}))}]+"
+                       f"(?:['’\\-][\\w{_ranges(0x10000, frozenset({'Mn', 'Mc', 'Me'}))}]+)*")
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 # Scripts written without spaces between words.  Hangul is not one of them.
 _NO_SPACE_CHARS = (
@@ -126,6 +127,18 @@ _HEBREW_MAP: dict[int, int | None] = {
 }
 _TABLE = {**_ZERO_WIDTH, **_ARABIC_MAP, **_HEBREW_MAP}
 _NEEDS_TABLE = re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(_TABLE)) + "]")
+_REPLACEMENT = {chr(k): "" if v is None else chr(v) for k, v in _TABLE.items()}
+
+
+def _fold_match(m: re.Match[str]) -> str:
+    return _REPLACEMENT[m.group()]
+
+
+def _apply_table(text: str) -> str:
+    """``text.translate(_TABLE)``, as a substitution of the characters in the table only: a text
+    that needs the table (Arabic, Persian, Hebrew) holds a few of them among many others, and
+    ``translate`` looks every character up in Python's dict (four times slower here)."""
+    return _NEEDS_TABLE.sub(_fold_match, text)
 
 # Languages written in Arabic script whose morphology is not Arabic's.
 _NOT_ARABIC_MORPHOLOGY = frozenset({"fa", "ur", "ps", "ku", "ckb", "sd", "ug", "pnb"})
@@ -141,14 +154,14 @@ def normalise(text: str) -> str:
     if not unicodedata.is_normalized("NFKC", text):
         text = unicodedata.normalize("NFKC", text)
     text = text.casefold()
-    return text.translate(_TABLE) if _NEEDS_TABLE.search(text) else text
+    return _apply_table(text) if _NEEDS_TABLE.search(text) else text
 
 
 def fold_letters(text: str) -> str:
     """The per-script letter rules alone (Arabic letter forms, harakat and tatweel, Hebrew points,
     zero-width characters), without NFKC or case folding: safe on a regular expression's source,
     so phrase lists match "الصفحه غير موجوده" as "الصفحة غير موجودة"."""
-    return text.translate(_TABLE) if _NEEDS_TABLE.search(text) else text
+    return _apply_table(text) if _NEEDS_TABLE.search(text) else text
 
 
 def arabic_light_stem(token: str) -> str:
@@ -175,7 +188,7 @@ def tokens(text: str) -> list[str]:
     """Normalised word tokens; runs of scripts without spaces become cluster
     bigrams (a run of one or two clusters stays whole)."""
     text = normalise(text)
-    toks = (_PLAIN_WORD if _MARK_CHARS.isdisjoint(text) else _WORD).findall(text)
+    toks = (_WORD if _ASTRAL.search(text) else _BMP_WORD).findall(text)
     if "_" in text:
         toks = [p for t in toks for p in t.split("_") if p]
     if not _NO_SPACE.search(text):
