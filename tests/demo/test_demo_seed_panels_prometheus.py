@@ -15,22 +15,19 @@ import asyncio
 import io
 import json
 import math
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
 from tests.conftest import free_port, stop_process
-from tests.fixtures.prometheus import Prom, _wait
+from tests.fixtures.prometheus import PROMETHEUS, Prom, _wait, start_prometheus
 from watcher.config import Config, load_config
 from watcher.demo.run import demo
 from watcher.seeds.report import SeedReport, report
 from watcher.store import open_store
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
-PROMETHEUS = shutil.which("prometheus")
 
 pytestmark = [pytest.mark.kafka,
               pytest.mark.skipif(PROMETHEUS is None, reason="prometheus not installed (Debian package prometheus)")]
@@ -72,10 +69,7 @@ async def test_demo_fills_the_seed_yield_and_change_rate_panels(tmp_path: Path) 
         "scrape_configs": [{"job_name": "driftline", "static_configs": [{"targets": [f"127.0.0.1:{port}"]}]}],
     }))
     prom_port = free_port()
-    proc = subprocess.Popen(
-        [PROMETHEUS or "prometheus", f"--config.file={tmp_path / 'prometheus.yml'}",
-         f"--storage.tsdb.path={tmp_path / 'tsdb'}", f"--web.listen-address=127.0.0.1:{prom_port}"],
-        stdout=subprocess.DEVNULL, stderr=(tmp_path / "prometheus.log").open("wb"))
+    proc = start_prometheus(tmp_path / "prometheus.yml", tmp_path, prom_port)
     prom = Prom(f"http://127.0.0.1:{prom_port}")
     stop = asyncio.Event()
     out = io.StringIO()

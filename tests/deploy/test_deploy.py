@@ -18,13 +18,12 @@ import pytest
 import yaml
 
 from tests.conftest import free_port, stop_process
-from tests.fixtures.prometheus import walk_exprs
+from tests.fixtures.prometheus import PROMETHEUS, start_prometheus, walk_exprs
 from watcher.config import env_overrides, load_config
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 PROM = DEPLOY / "prometheus"
 PROMTOOL = shutil.which("promtool")
-PROMETHEUS = shutil.which("prometheus")
 
 COUNTERS = {
     "driftline_events_consumed_total",
@@ -460,16 +459,7 @@ def test_prometheus_scrapes_driftline_metrics_and_loads_rules(tmp_path: Path) ->
             }
         )
     )
-    proc = subprocess.Popen(
-        [
-            PROMETHEUS,
-            f"--config.file={tmp_path / 'prometheus.yml'}",
-            f"--storage.tsdb.path={tmp_path / 'data'}",
-            f"--web.listen-address=127.0.0.1:{prom_port}",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=(tmp_path / "prometheus.log").open("wb"),
-    )
+    proc = start_prometheus(tmp_path / "prometheus.yml", tmp_path, prom_port)
     base = f"http://127.0.0.1:{prom_port}"
     try:
         deadline = time.monotonic() + 45

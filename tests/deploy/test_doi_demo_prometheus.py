@@ -11,8 +11,6 @@ import asyncio
 import contextlib
 import io
 import json
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +18,11 @@ import pytest
 import yaml
 
 from tests.conftest import free_port, stop_process
-from tests.fixtures.prometheus import Prom, _wait, selectors, walk_exprs
+from tests.fixtures.prometheus import PROMETHEUS, Prom, _wait, selectors, start_prometheus, walk_exprs
 from watcher.config import Config
 from watcher.demo.doi import DoiDemo
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
-PROMETHEUS = shutil.which("prometheus")
 
 pytestmark = pytest.mark.skipif(PROMETHEUS is None, reason="prometheus not installed (Debian package prometheus)")
 
@@ -75,10 +72,7 @@ async def test_every_doi_panel_and_rule_has_data_from_the_demo(tmp_path: Path) -
         "scrape_configs": [job],
     }))
     prom_port = free_port()
-    proc = subprocess.Popen(
-        [PROMETHEUS or "prometheus", f"--config.file={tmp_path / 'prometheus.yml'}",
-         f"--storage.tsdb.path={tmp_path / 'tsdb'}", f"--web.listen-address=127.0.0.1:{prom_port}"],
-        stdout=subprocess.DEVNULL, stderr=(tmp_path / "prometheus.log").open("wb"))
+    proc = start_prometheus(tmp_path / "prometheus.yml", tmp_path, prom_port)
     prom = Prom(f"http://127.0.0.1:{prom_port}")
     try:
         async with DoiDemo(cfg, tmp_path / "demo", io.StringIO()) as demo:

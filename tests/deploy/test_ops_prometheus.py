@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +25,10 @@ from consumers.app import ConsumerApp
 from consumers.client import produce, read_topic
 from tests.conftest import free_port, stop_process
 from tests.fixtures.kafka import KafkaNames, heritrix_message, page_html, stream_config, write_warc
-from tests.fixtures.prometheus import Prom, _wait, selectors, walk_exprs
+from tests.fixtures.prometheus import PROMETHEUS, Prom, _wait, selectors, start_prometheus, walk_exprs
 from watcher.broker import EmbeddedBroker
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
-PROMETHEUS = shutil.which("prometheus")
 
 pytestmark = [pytest.mark.kafka,
               pytest.mark.skipif(PROMETHEUS is None, reason="prometheus not installed (Debian package prometheus)")]
@@ -107,10 +104,7 @@ async def test_every_rule_and_panel_expression_returns_data(
     targets = [f"127.0.0.1:{c.metrics.port}" for c in cfgs]
     prom_port = free_port()
     config = _prometheus_config(tmp_path, targets)
-    proc = subprocess.Popen(
-        [PROMETHEUS or "prometheus", f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-         f"--web.listen-address=127.0.0.1:{prom_port}"],
-        stdout=subprocess.DEVNULL, stderr=(tmp_path / "prometheus.log").open("wb"))
+    proc = start_prometheus(config, tmp_path, prom_port)
     prom = Prom(f"http://127.0.0.1:{prom_port}")
     try:
         async with ConsumerApp(cfgs[0]) as a:
