@@ -42,6 +42,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from procstat import rss_mb  # bench/procstat.py: bench/ is the script's own folder on sys.path
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from watcher.config import load_config
@@ -49,14 +51,6 @@ from watcher.doi.lists import DoiEntry
 from watcher.doi.schedule import DoiScheduler, check_all, open_monitor
 
 HOSTS = 8
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def proc_cpu_s(pids: list[int]) -> float:

@@ -35,6 +35,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from procstat import tree_rss_bytes  # bench/procstat.py: bench/ is the script's own folder on sys.path
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 GOLD_TAR = SHARED / "data" / "goldstandard-1068.tar.gz"
@@ -113,34 +115,6 @@ def bench_lxml(payloads: list[bytes]) -> Row:
     return Row("lxml.html.fromstring", dt, cpu, len(payloads), size, note=f"{failures} unparseable (empty)")
 
 
-def _tree_rss_kb(root: int) -> int:
-    """Sum of VmRSS over ``root`` and its descendants (Linux /proc)."""
-    parents: dict[int, int] = {}
-    rss: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                stat = fh.read()
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{entry}/statm") as fh:
-                pages = int(fh.read().split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        parents[int(entry)] = ppid
-        rss[int(entry)] = pages * (os.sysconf("SC_PAGE_SIZE") // 1024)
-    tree = {root}
-    changed = True
-    while changed:
-        changed = False
-        for pid, ppid in parents.items():
-            if ppid in tree and pid not in tree:
-                tree.add(pid)
-                changed = True
-    return sum(rss.get(p, 0) for p in tree)
-
-
 @dataclass
 class Timed:
     wall_s: float
@@ -161,7 +135,7 @@ def run_timed(cmd: list[str], *, cwd: Path, log: Path, env: dict[str, str] | Non
         def sample() -> None:
             nonlocal peak_tree
             while not done.is_set():
-                peak_tree = max(peak_tree, _tree_rss_kb(proc.pid))
+                peak_tree = max(peak_tree, tree_rss_bytes(proc.pid) // 1024)
                 done.wait(0.1)
 
         sampler = threading.Thread(target=sample, daemon=True)

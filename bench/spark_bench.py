@@ -36,6 +36,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from procstat import tree_rss_bytes  # bench/procstat.py: bench/ is the script's own folder on sys.path
+
 REPO = Path(__file__).resolve().parent.parent
 GOLD_TAR = REPO.parent / "shared" / "data" / "goldstandard-1068.tar.gz"
 
@@ -96,37 +98,6 @@ def event_figures(events: Path) -> dict[str, float]:
     return {"shuffle_bytes": shuffle, "jvm_heap_peak_mb": jvm / 2**20}
 
 
-def _python_workers_rss(root: int) -> int:
-    """Bytes resident in the PySpark workers under ``root`` (Linux /proc): the executors' Python side."""
-    parents: dict[int, int] = {}
-    rss: dict[int, int] = {}
-    workers: set[int] = set()
-    page = os.sysconf("SC_PAGE_SIZE")
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{entry}/statm") as fh:
-                pages = int(fh.read().split()[1])
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                if b"pyspark.daemon" in fh.read():
-                    workers.add(int(entry))
-        except (OSError, IndexError, ValueError):
-            continue
-        parents[int(entry)] = ppid
-        rss[int(entry)] = pages * page
-    tree, changed = {root}, True
-    while changed:
-        changed = False
-        for pid, ppid in parents.items():
-            if ppid in tree and pid not in tree:
-                tree.add(pid)
-                changed = True
-    return sum(rss[p] for p in tree & workers)
-
-
 def one_run(master: str, inp: Path, tmp: Path, i: int) -> dict[str, Any]:
     events = tmp / f"events-{i}"
     events.mkdir()
@@ -139,7 +110,7 @@ def one_run(master: str, inp: Path, tmp: Path, i: int) -> dict[str, Any]:
 
     def sample() -> None:
         while not done.wait(0.25):
-            peak[0] = max(peak[0], _python_workers_rss(proc.pid))
+            peak[0] = max(peak[0], tree_rss_bytes(proc.pid, b"pyspark.daemon"))
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()

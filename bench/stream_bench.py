@@ -36,6 +36,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from procstat import rss_mb  # bench/procstat.py: bench/ is the script's own folder on sys.path
+
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
@@ -94,13 +96,6 @@ def message(rec: Rec, round_no: int) -> bytes:
         "start_time_plus_duration": f"{ts}000+100", "warc_filename": rec.filename, "warc_offset": rec.offset,
         "warc_length": rec.length, "annotations": "", "extra_info": {},
     }).encode()
-
-
-def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 class RssSampler:
