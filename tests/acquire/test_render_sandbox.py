@@ -93,3 +93,29 @@ async def test_sandbox_on_without_a_usable_user_fails(render_config: RenderConfi
         assert auto.sandboxed is False
     finally:
         await auto.close()
+
+
+def test_the_wrapper_folders_of_gone_processes_are_swept(tmp_path: Path) -> None:
+    """A consumer killed before its render pool closed leaves its wrapper folder; the next launch
+    removes the folders whose owner is gone, and no other."""
+    import subprocess
+    import sys
+
+    from watcher.acquire.sandbox import sweep_stale
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # its number names no process now
+    folders = {}
+    for name, owner in (("gone", str(gone.pid)), ("alive", str(os.getpid())), ("unnamed", None),
+                        ("garbled", "not a pid")):
+        folder = tmp_path / f"driftline-chromium-{name}"
+        (folder / "home").mkdir(parents=True)
+        if owner is not None:
+            (folder / "owner.pid").write_text(owner)
+        folders[name] = folder
+    (tmp_path / "other-folder").mkdir()
+    (tmp_path / "other-folder" / "owner.pid").write_text(str(gone.pid))
+    assert sweep_stale(str(tmp_path)) == 1
+    assert not folders["gone"].exists()
+    assert all(folders[n].exists() for n in ("alive", "unnamed", "garbled"))
+    assert (tmp_path / "other-folder").exists()

@@ -91,10 +91,39 @@ def _wrapper_problem(cfg: RenderConfig) -> str | None:
     return None
 
 
+_PREFIX = "driftline-chromium-"
+_OWNER = "owner.pid"
+
+
+def sweep_stale(tmpdir: str | None = None) -> int:
+    """Remove the wrapper folders of driftline processes that are gone (killed before their render
+    pool closed: a SIGKILL, an OOM kill), each named by the ``owner.pid`` it holds; return how many.
+    A folder whose owner runs, or that names none, is left alone."""
+    removed = 0
+    for path in Path(tmpdir or tempfile.gettempdir()).glob(f"{_PREFIX}*"):
+        try:
+            pid = int((path / _OWNER).read_text())
+        except (OSError, ValueError):
+            continue
+        try:
+            os.kill(pid, 0)
+            continue  # its owner still runs (or a process now holds its number: left, harmless)
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed += not path.exists()
+    return removed
+
+
 def _wrapped(cfg: RenderConfig) -> LaunchPlan:
     """A wrapper script that hands Playwright's profile directory to the user, then drops to it."""
     entry = pwd.getpwnam(cfg.sandbox_user)
-    tmp = tempfile.mkdtemp(prefix="driftline-chromium-")
+    if swept := sweep_stale():
+        log.info("removed %d Chromium wrapper folders of driftline processes that are gone", swept)
+    tmp = tempfile.mkdtemp(prefix=_PREFIX)
+    (Path(tmp) / _OWNER).write_text(str(os.getpid()))
     home = Path(tmp) / "home"
     home.mkdir()
     os.chown(home, entry.pw_uid, entry.pw_gid)
