@@ -506,3 +506,23 @@ def test_the_utf8_share_counts_the_bytes_the_sequence_pattern_matches() -> None:
         assert dec._in_utf8_sequences(cut, high) == sum(len(m) for m in dec._UTF8_SEQ.findall(cut))
         tried += 1
     assert tried == 300
+
+
+@pytest.mark.parametrize("charset", ["utf-8", "windows-1252", "windows-1256", "iso-8859-2", "koi8-r",
+                                     "shift_jis", "gb18030", "euc-kr", "iso-2022-jp", "cp037", "utf-16-le"])
+def test_decoding_removes_every_control_character_whatever_the_codec(charset: str) -> None:
+    """decode() skips its pass over the text where the bytes hold no control byte and the codec
+    makes control characters of control bytes only; EBCDIC (cp037) and UTF-16 do not, and take
+    the pass: the text is the same either way."""
+    import random
+
+    from watcher.extract import decode as dec
+
+    rnd = random.Random(charset)
+    sample = "Café – 東京 مرحبا Привет ok\tline\r\n".encode("utf-8")
+    for _ in range(60):
+        data = bytearray(sample * 3)
+        for _ in range(rnd.randrange(0, 6)):
+            data[rnd.randrange(len(data))] = rnd.randrange(256)
+        text, enc = dec.decode(bytes(data), f"text/html; charset={charset}")
+        assert text == dec.strip_controls(bytes(data).decode(enc, dec._errors(enc))), (charset, bytes(data))
