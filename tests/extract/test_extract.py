@@ -526,3 +526,19 @@ def test_decoding_removes_every_control_character_whatever_the_codec(charset: st
             data[rnd.randrange(len(data))] = rnd.randrange(256)
         text, enc = dec.decode(bytes(data), f"text/html; charset={charset}")
         assert text == dec.strip_controls(bytes(data).decode(enc, dec._errors(enc))), (charset, bytes(data))
+
+
+def test_whitespace_is_normalised_as_the_two_patterns_did() -> None:
+    """normalise_ws by lines equals the substitution of ``\\s*\\n\\s*`` it replaced, on random runs
+    of every kind of whitespace (no-break, ideographic, zero-width, line separators, controls)."""
+    import random
+    import re
+
+    from watcher.extract.html import _WS, normalise_ws
+
+    rnd = random.Random(11)
+    pieces = [" ", "\t", "\n", "\r", "\x0b", "\x0c", "\xa0", "\u2000", "\u200b", "\u3000", "\x1c", "\x85",
+              "\u2028", "\u202f", "a", "bc", " \n ", "\n\n"]
+    for _ in range(2000):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randrange(0, 40)))
+        assert normalise_ws(text) == re.sub(r"\s*\n\s*", "\n", _WS.sub(" ", text)).strip(), repr(text)
