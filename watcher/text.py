@@ -90,8 +90,8 @@ _WORD = re.compile(f"[\\w{_MARKS}]+(?:['’\\-][\\w{_MARKS}]+)*")
 # The same for a text without characters beyond the BMP (all but a few pages): ``re`` tests a class
 # that reaches past U+FFFF range by range (the marks' 300 ranges at every character, three times
 # the cost of ``\w`` alone) and one within the BMP by a bitmap.
-_BMP_WORD = re.compile(f"[\\w{_ranges(0x10000, frozenset({'Mn', 'Mc', 'Me'}))}]+"
-                       f"(?:['’\\-][\\w{_ranges(0x10000, frozenset({'Mn', 'Mc', 'Me'}))}]+)*")
+_MARKS_BMP = _ranges(0x10000, frozenset({"Mn", "Mc", "Me"}))
+_BMP_WORD = re.compile(f"[\\w{_MARKS_BMP}]+(?:['’\\-][\\w{_MARKS_BMP}]+)*")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 # Scripts written without spaces between words.  Hangul is not one of them.
