@@ -99,8 +99,7 @@ class _Identifier:
     def __init__(self, lib: Any) -> None:
         self.lib = lib
         try:
-            self._next = np.frombuffer(lib.tk_nextmove, dtype=np.uint32 if lib.tk_nextmove.itemsize == 4
-                                       else np.uint64 if lib.tk_nextmove.itemsize == 8 else np.uint16)
+            self._next = np.frombuffer(lib.tk_nextmove, dtype=f"u{lib.tk_nextmove.itemsize}")  # no copy
             self._row = np.asarray(lib._rowbase, dtype=np.int64)
             self._out = np.asarray(lib.tk_output, dtype=np.int64)
             self._fast = bool(lib._norm_probs) and len(self._row) == len(self._out)

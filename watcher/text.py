@@ -61,11 +61,11 @@ from functools import lru_cache
 # -- character classes ---------------------------------------------------------
 
 
-def _ranges(pred_max: int, cats: frozenset[str]) -> str:
-    """A regex character-class body of every code point in ``cats``."""
+def _ranges(pred_max: int, cats: frozenset[str], first: int = 0) -> str:
+    """A regex character-class body of every code point in ``cats`` from ``first`` to ``pred_max``."""
     out: list[str] = []
     start = prev = -2
-    for cp in range(pred_max):
+    for cp in range(first, pred_max):
         if unicodedata.category(chr(cp)) in cats:
             if cp != prev + 1:
                 if start >= 0:
@@ -82,7 +82,9 @@ def _span(a: int, b: int) -> str:
 
 
 # Combining marks of the BMP and the SMP (Indic, Brahmic, Arabic, Hebrew...).
-_MARKS = _ranges(0x20000, frozenset({"Mn", "Mc", "Me"}))
+# (no mark range spans U+FFFF, a noncharacter: the BMP's ranges are a class of their own, below)
+_MARKS_BMP = _ranges(0x10000, frozenset({"Mn", "Mc", "Me"}))
+_MARKS = _MARKS_BMP + _ranges(0x20000, frozenset({"Mn", "Mc", "Me"}), 0x10000)
 _MARK = re.compile(f"[{_MARKS}]")
 # Underscores are word characters to ``\w``: tokens holding one are split
 # afterwards (rare, and one character class is much faster than an alternation).
@@ -90,7 +92,6 @@ _WORD = re.compile(f"[\\w{_MARKS}]+(?:['’\\-][\\w{_MARKS}]+)*")
 # The same for a text without characters beyond the BMP (all but a few pages): ``re`` tests a class
 # that reaches past U+FFFF range by range (the marks' 300 ranges at every character, three times
 # the cost of ``\w`` alone) and one within the BMP by a bitmap.
-_MARKS_BMP = _ranges(0x10000, frozenset({"Mn", "Mc", "Me"}))
 _BMP_WORD = re.compile(f"[\\w{_MARKS_BMP}]+(?:['’\\-][\\w{_MARKS_BMP}]+)*")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 

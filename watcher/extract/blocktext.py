@@ -29,7 +29,8 @@ HIDDEN_TAGS = frozenset({"head", "link", "meta", "script", "title", "style"})
 SPACED_TAGS = frozenset({"span"})
 # A line break the walk writes, kept apart from the page's own line breaks until those are spaces:
 # a newline in the markup's text is whitespace (as a browser shows it), not a line of its own.
-# (a noncharacter: lxml refuses NUL in a tree's text, and no page writes U+FDD0 as text)
+# (a noncharacter, as lxml refuses NUL in a tree's text; one a page itself held would read as a
+# line break, which only splits a line: no page of the shared collections holds it)
 _BREAK = "\ufdd0"
 _MARKED = BLOCK_TAGS | {"br"} | SPACED_TAGS
 
@@ -83,9 +84,7 @@ def block_text(root: lxml.html.HtmlElement, max_nodes: int = 0) -> str | None:
     # the marked tags as they stand in the tree, and the other styled elements still in it
     styled = (e for e in shown if e.tag not in _MARKED and (e is root or any(a is root for a in e.iterancestors())))
     for el in itertools.chain(root.iter(*_MARKED), styled):
-        how = shown.get(el)
-        if how == "none":
-            continue
+        how = shown.get(el)  # never "none" here: those were dropped above
         block = (el.tag in BLOCK_TAGS and how != "inline") or how == "block"
         start = _BREAK if block or el.tag == "br" else " " if el.tag in SPACED_TAGS else ""
         end = _BREAK if block else " " if el.tag in SPACED_TAGS else ""

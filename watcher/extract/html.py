@@ -25,8 +25,8 @@ _NOSCRIPT_BLOCK = re.compile(r"<noscript\b[^>]*>.*?</noscript\s*>", re.I | re.S)
 _NOSCRIPT_TAG = re.compile(r"</?noscript\b[^>]*>", re.I)
 # Runs of spaces that are not a single " " already (which would be replaced by itself: a page's
 # every word gap was one substitution, a tenth of reading a page).
-_WS = re.compile(r"[\t\r\f\v\u00a0\u2000-\u200b\u3000][ \t\r\f\v\u00a0\u2000-\u200b\u3000]*"
-                 r"| [ \t\r\f\v\u00a0\u2000-\u200b\u3000]+")
+_SPACES = "\t\r\f\v\u00a0\u2000-\u200b\u3000"  # besides " "
+_WS = re.compile(f"[{_SPACES}][ {_SPACES}]*| [ {_SPACES}]+")
 DOI_RE = re.compile(r"\b(10\.\d{4,9}/[^\s\"'<>&]+)", re.I)
 _JS_REDIRECT = re.compile(
     r"""(?:window\.|document\.|top\.|self\.)?location(?:\.href)?\s*=\s*\\?["']([^"'\\]+)\\?["']"""
