@@ -55,17 +55,32 @@ async def test_order_backpressure_and_commits(kafka_broker: EmbeddedBroker, kafk
     await produce(boot, topic, [str(i).encode() for i in range(n)])
     seen: dict[int, list[int]] = defaultdict(list)
     peak = 0
+    paused_seen: list[int] = []  # records handled while the runner held its partitions paused
     runner: PartitionRunner | None = None
 
     async def handler(record: Any) -> None:
         nonlocal peak
         assert runner is not None
         peak = max(peak, runner.in_flight)
+        if runner.consumer is not None and runner.consumer.paused():
+            paused_seen.append(record.offset)
         seen[record.partition].append(record.offset)
         await asyncio.sleep(0.002)
 
     runner = PartitionRunner("test", cfg.kafka, boot, kafka_names.group, [topic], handler, Metrics())
     await runner.start()
+    consumer = runner.consumer
+    assert consumer is not None
+    fetch = consumer.getmany
+    polls_paused: list[int] = []  # timeout_ms of every poll made while the whole assignment was paused
+
+    async def watched_getmany(*args: Any, **kwargs: Any) -> Any:
+        assigned = consumer.assignment()
+        if assigned and assigned <= consumer.paused():
+            polls_paused.append(int(kwargs.get("timeout_ms", 0)))
+        return await fetch(*args, **kwargs)
+
+    consumer.getmany = watched_getmany
     try:
         # The last record is appended to `seen` before its handler returns,
         # so "all seen" and "caught up" are distinct moments: poll for both.
@@ -81,6 +96,11 @@ async def test_order_backpressure_and_commits(kafka_broker: EmbeddedBroker, kafk
     for offsets in seen.values():
         assert offsets == sorted(offsets) and len(set(offsets)) == len(offsets)
     assert 0 < peak <= 8, f"in-flight work reached {peak} (limit 8)"
+    # Paused, a fetch cannot return records: the runner polls without waiting (to stay in the
+    # group) and waits for its workers instead.  Waiting out a fetch timeout there held a runner to
+    # max_in_flight records per timeout (64 per 200 ms with the defaults).
+    assert paused_seen, "the runner never paused: the backlog did not exercise backpressure"
+    assert not [t for t in polls_paused if t > 0], f"polls over paused partitions waited: {polls_paused} ms"
     committed = await _committed(boot, kafka_names.group, topic, 2)
     assert {p: committed[p] for p in seen} == {p: max(o) + 1 for p, o in seen.items()}
 
