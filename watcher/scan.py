@@ -1,9 +1,11 @@
 """Batch scan: histories in, results out, on every core, in bounded memory.
 
 Histories are independent, so they are scored in worker processes.  Only a
-small window of histories is in flight at once (``2 x workers``): the input
-iterator loads a history's payloads lazily, and an unbounded pool would pull
-the whole archive into memory.
+small window of histories is in flight at once (``2 x workers`` not yet
+scored): the input iterator loads a history's payloads lazily, and an
+unbounded pool would pull the whole archive into memory.  Results are written
+in input order; a finished one waits for its turn (up to 32 per worker) while
+the workers go on, so one long history does not idle the others.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ import os
 import signal
 import sys
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any, Protocol, TextIO
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any, Protocol, TextIO, TypeVar
 
 from . import lang
 from .config import Config, EngineConfig
@@ -26,6 +28,10 @@ from .model import Capture, HistoryResult, ts14
 log = logging.getLogger(__name__)
 
 _ENGINE: Engine | None = None
+# Finished results held for their turn, per worker, while an older history is still scored.
+_MAX_WAITING = 32
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def _init_worker(cfg: EngineConfig) -> None:
@@ -54,22 +60,40 @@ def score_histories(histories: Iterable[tuple[str, list[Capture]]], cfg: Config,
         for history, caps in histories:
             yield engine.scan_history(history, caps)
         return
-    window: deque[Future[HistoryResult]] = deque()
     # The language model is loaded here, once, before the workers fork (it unpacks a compressed
     # model: a second of CPU that each worker paid again on its first page).
     lang.identifier()
     with ProcessPoolExecutor(max_workers=n, initializer=_init_worker, initargs=(engine.config,)) as pool:
         try:
-            for history, caps in histories:
-                window.append(pool.submit(_score, history, caps))
-                while len(window) >= 2 * n:
-                    yield window.popleft().result()
-            while window:
-                yield window.popleft().result()
+            yield from in_order(lambda item: pool.submit(_score, *item), histories, n)
         except BaseException:
             # Ctrl-C, or the reader stopped: histories not started are dropped, not scored for nothing.
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+
+
+def in_order(submit: Callable[[T], Future[R]], items: Iterable[T], workers: int) -> Iterator[R]:
+    """The results of ``submit(item)`` for every item, in input order, with at most ``2 x workers``
+    items submitted and unfinished (their inputs are in memory) and at most ``_MAX_WAITING x
+    workers`` results held for their turn.  Why not wait on the oldest item: one long history held
+    the others back, and the idle workers with them (a scan of the gold took 9.4 s of wall time
+    that way, 7.7-8.2 s this way, the same output byte for byte)."""
+    window: deque[Future[R]] = deque()  # in input order, finished or not
+    running: set[Future[R]] = set()
+    for item in items:
+        future = submit(item)
+        window.append(future)
+        running.add(future)
+        while True:
+            while window and window[0].done():
+                yield window.popleft().result()
+            running = {f for f in running if not f.done()}
+            if len(running) < 2 * workers and len(window) < _MAX_WAITING * workers:
+                break
+            # too much unfinished, or too many results held behind the oldest item
+            wait(running if len(window) < _MAX_WAITING * workers else [window[0]], return_when=FIRST_COMPLETED)
+    while window:
+        yield window.popleft().result()
 
 
 class _Total(Protocol):
