@@ -78,9 +78,9 @@ def identifier() -> Any:
 
 @lru_cache(maxsize=1)
 def _load_identifier() -> Any:
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+    from .langmodel import load_identifier
 
-    return _Identifier(LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True))
+    return _Identifier(load_identifier())
 
 
 # The identifier's byte n-gram automaton (Aho-Corasick) has states of depth at most 6 in the model
