@@ -16,13 +16,19 @@ memory stays flat (< 1 GB); it prints the peak.  Records the skip rule drops
 (images, robots.txt...) travel through the router but are not scored, on
 both sides.
 
+The events are produced by a process of their own (a crawler's side), so that the consumer app's
+process holds the app alone; ``--same-process`` produces them beside it, as this script did up to
+2026-11-29 (the producer's Python work then shares the app's interpreter lock).
+
 usage: stream_bench.py [--warc-dir DIR] [--rounds 1] [--repeat 3] [--events 100000] [--partitions 6]
+                       [--same-process]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import socket
 import sys
@@ -179,7 +185,8 @@ def batch_rate(cfg: Any, recs: list[Rec], rounds: int, warc_dir: Path) -> tuple[
     return n, time.perf_counter() - t0
 
 
-async def stream_rate(cfg: Any, recs: list[Rec], rounds: int, sampler_every_s: float) -> dict[str, Any]:
+async def stream_rate(cfg: Any, recs: list[Rec], rounds: int, sampler_every_s: float,
+                      separate_producer: bool = False) -> dict[str, Any]:
     from consumers.app import ConsumerApp
     from consumers.client import produce
     from watcher.broker import EmbeddedBroker
@@ -194,21 +201,44 @@ async def stream_rate(cfg: Any, recs: list[Rec], rounds: int, sampler_every_s: f
         while not (app.scorer and app.scorer.assignment() and app.router and app.router.assignment()):
             await asyncio.sleep(0.1)
         crawl = next(iter(cfg.kafka.input_topics))
+        child = None
+        if separate_producer:
+            # The crawler's side in a process of its own, as in a deployment: this process holds the
+            # consumer app alone (its interpreter lock was shared with the producer's Python work).
+            feed = Path(tempfile.mkstemp(prefix="stream-bench-", suffix=".jsonl")[1])
+            feed.write_bytes(b"".join(message(rec, r) + b"\n" for r in range(rounds) for rec in recs))
+            child = await asyncio.create_subprocess_exec(
+                sys.executable, __file__, "--produce-child", cfg.kafka.bootstrap_servers, crawl, str(feed),
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+            assert child.stdin is not None and child.stdout is not None
+            if (await child.stdout.readline()).strip() != b"ready":
+                raise RuntimeError("the producer process did not start")
         with RssSampler(sampler_every_s) as sampler:
             t0 = time.perf_counter()
             last_change, seen = t0, 0
-            for r in range(rounds):
-                await produce(cfg.kafka.bootstrap_servers, crawl, [message(rec, r) for rec in recs])
-                # Keep at most two rounds in the broker ahead of the scorer: flat memory on our side.
-                while app.router is not None and app.router.processed < (r - 1) * len(recs):
-                    await asyncio.sleep(0.05)
+            if child is not None:
+                assert child.stdin is not None
+                child.stdin.write(b"go\n")
+                await child.stdin.drain()
+            else:
+                for r in range(rounds):
+                    await produce(cfg.kafka.bootstrap_servers, crawl, [message(rec, r) for rec in recs])
+                    # Keep at most two rounds in the broker ahead of the scorer: flat memory on our side.
+                    while app.router is not None and app.router.processed < (r - 1) * len(recs):
+                        await asyncio.sleep(0.05)
             while True:
                 if app.verdicts != seen:
                     seen, last_change = app.verdicts, time.perf_counter()
-                if await app.caught_up():
+                if (child is None or child.returncode is not None) and await app.caught_up():
                     break
+                if child is not None and child.returncode is None:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(child.wait(), 0.05)
+                    continue
                 await asyncio.sleep(0.05)
             seconds = last_change - t0
+            if child is not None and child.returncode != 0:
+                raise RuntimeError(f"the producer process failed ({child.returncode})")
         dead = sum(s.value for m in app.metrics.dead_letter.collect() for s in m.samples
                    if s.name.endswith("_total"))
         # Captures scored: the scorer's records less its dead letters.  Verdicts can be more: a capture
@@ -241,6 +271,29 @@ def watcher_rate(cfg: Any, recs: list[Rec], rounds: int, warc_dir: Path, workdir
     return n, time.perf_counter() - t0
 
 
+def produce_child(bootstrap: str, topic: str, feed: Path) -> int:
+    """``--produce-child``: send the feed's lines to ``topic`` once the parent says go (the crawler's
+    side of the benchmark, in its own process)."""
+    from aiokafka import AIOKafkaProducer
+
+    values = feed.read_bytes().splitlines()
+    feed.unlink()
+
+    async def run() -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5)
+        await producer.start()
+        try:
+            print("ready", flush=True)
+            await asyncio.to_thread(sys.stdin.readline)
+            futures = [await producer.send(topic, value=v) for v in values]
+            await asyncio.gather(*futures)
+        finally:
+            await producer.stop()
+
+    asyncio.run(run())
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--warc-dir", type=Path, default=SHARED_WARC)
@@ -249,7 +302,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="measure each side this often, keep the best (default 3)")
     ap.add_argument("--events", type=int, help="replay until this many events were produced (memory run)")
     ap.add_argument("--partitions", type=int, default=6)
+    ap.add_argument("--same-process", action="store_true",
+                    help="produce the events from this process, beside the consumer app (the default runs the "
+                         "producer in a process of its own, as a crawler is)")
+    ap.add_argument("--produce-child", nargs=3, metavar=("BOOTSTRAP", "TOPIC", "FEED"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.produce_child:
+        bootstrap, topic, feed = args.produce_child
+        return produce_child(bootstrap, topic, Path(feed))
     if not args.warc_dir.is_dir():
         print(f"no WARC directory at {args.warc_dir} (the shared data is absent)", file=sys.stderr)
         return 2
@@ -272,7 +332,9 @@ def main(argv: list[str] | None = None) -> int:
             best_b = max(best_b, n_batch / seconds if seconds else 0.0)
             n_watch, seconds = watcher_rate(cfg, recs, rounds, args.warc_dir, workdir / f"s{i}")
             best_w = max(best_w, n_watch / seconds if seconds else 0.0)
-        run = asyncio.run(stream_rate(cfg, recs, rounds, 1.0 if args.events else 0.25))
+        # The memory run (--events) keeps the producer here: it paces itself by the router's progress.
+        run = asyncio.run(stream_rate(cfg, recs, rounds, 1.0 if args.events else 0.25,
+                                      separate_producer=not (args.events or args.same_process)))
         rate = run["captures"] / run["seconds"] if run["seconds"] else 0.0
         peak = max(peak, run["peak_rss_mb"])
         if rate >= best_s:
