@@ -19,8 +19,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import multiprocessing
 import os
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
@@ -180,14 +182,23 @@ def test_every_reading_is_the_pinned_one() -> None:
     _check(got, PINS)
 
 
+def _gold_pins(paths: list[Path]) -> list[str]:
+    """The pins of ``paths`` (a worker's share of the gold)."""
+    cfg = load_config(overrides={}).engine
+    return [summary(fingerprint(Capture(url="http://example.org/", content=path.read_bytes(), status=200,
+                                        timestamp=datetime(2012, 1, 1, tzinfo=UTC), content_type="text/html"),
+                                cfg, record=False))[:12] for path in paths]
+
+
 def test_every_gold_page_reads_as_pinned(gold_dir: Path) -> None:
     """The 2,302 real pages of the shared gold standard, read as ``driftline scan`` reads them (the
-    default profile's reading, words not kept): real markup takes paths no built page does."""
-    cfg = load_config(overrides={}).engine
-    got: dict[str, str] = {}
-    for path in sorted(gold_dir.glob("html/*/*.html")):
-        cap = Capture(url="http://example.org/", content=path.read_bytes(), timestamp=datetime(2012, 1, 1, tzinfo=UTC),
-                      status=200, content_type="text/html")
-        got[f"{path.parent.name}/{path.name}"] = summary(fingerprint(cap, cfg, record=False))[:12]
+    default profile's reading, words not kept): real markup takes paths no built page does.  Two
+    processes (the readings do not depend on the process; half the suite's time)."""
+    paths = sorted(gold_dir.glob("html/*/*.html"))
+    shares = [paths[i::2] for i in range(2)]
+    with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        pins = list(pool.map(_gold_pins, shares))
+    got = {f"{path.parent.name}/{path.name}": pin for share, found in zip(shares, pins, strict=True)
+           for path, pin in zip(share, found, strict=True)}
     assert len(got) == 2302, f"{len(got)} gold pages, not 2,302"
     _check(got, GOLD_PINS)
