@@ -1,6 +1,6 @@
 """py3langid's model, decompressed once per machine instead of once per process.
 
-Why: the model ships as an LZMA-compressed ``.npz`` (4.5 MB, 29 MB unpacked), and unpacking it
+Why: the model ships as an LZMA-compressed ``.npz`` (4.5 MB, 68 MB unpacked), and unpacking it
 took 0.35 s of every process that identifies a language: every ``driftline`` command that reads
 a page, every scan worker started by spawn, every Spark executor's Python worker.  The unpacked
 ``.npz`` is kept in the user's cache folder (``$DRIFTLINE_CACHE_DIR``, else

@@ -60,8 +60,8 @@ def score_histories(histories: Iterable[tuple[str, list[Capture]]], cfg: Config,
         for history, caps in histories:
             yield engine.scan_history(history, caps)
         return
-    # The language model is loaded here, once, before the workers fork (it unpacks a compressed
-    # model: a second of CPU that each worker paid again on its first page).
+    # The language model is loaded here, once, before the workers fork (unpacked, or read from the
+    # cache folder: watcher.langmodel), not again by each worker on its first page.
     lang.identifier()
     with ProcessPoolExecutor(max_workers=n, initializer=_init_worker, initargs=(engine.config,)) as pool:
         try:
