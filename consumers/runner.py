@@ -22,11 +22,8 @@ being processed, and commits exactly the revoked partitions' offsets.  No
 lock is held across ``getmany``.  A commit refused with ``CommitFailedError``
 is logged: the new owner redoes that work, idempotently.
 
-Lag is read from the broker on a timer (``metrics.lag_interval_s``): the
-group's committed offsets against the end offsets, for *every* partition of
-the runner's topics, owned or not, paused or not.  A position held in memory
-would vanish with a rebalance (the series disappear and lag alerts go blind)
-and stand still while partitions are paused.
+Lag is read from the broker on a timer (``metrics.lag_interval_s``) by
+:mod:`consumers.lag`; each partition's state is a :class:`consumers.partition.Partition`.
 """
 
 from __future__ import annotations
@@ -35,53 +32,21 @@ import asyncio
 import contextlib
 import logging
 import time
-import zlib
-from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Any
 
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import CommitFailedError, IllegalStateError, KafkaError
 
 from consumers.client import read_back, start_consumer
+from consumers.lag import LagReader
+from consumers.partition import Partition, Record, record_time, signature
 from watcher.config import KafkaConfig
 from watcher.kafkasec import kafka_security_options
 from watcher.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
-Record = Any  # aiokafka.structs.ConsumerRecord (untyped library)
 Handler = Callable[[Record], Awaitable[None]]
-
-
-@dataclass(eq=False)
-class _Partition:
-    tp: TopicPartition
-    queue: deque[Record] = field(default_factory=deque)
-    task: asyncio.Task[None] | None = None
-    done: int | None = None  # next offset to commit (last finished + 1)
-    committed: int | None = None
-    revoked: bool = False
-    generation: int = 0  # bumped when the partition's log was reset (a memory broker restarted)
-    current_ts: float | None = None  # broker timestamp (s) of the record being handled
-    last_ts: float | None = None  # broker timestamp (s) of the last record handled
-    last_sig: tuple[int, int, int, int] | None = None  # _signature() of the record that set ``done``
-
-
-def _signature(record: Record) -> tuple[int, int, int, int]:
-    """What tells one record from another at the same offset: offset, timestamp, key and value
-    checksums (a log re-created by a broker restart holds other records under the old offsets)."""
-    ts = getattr(record, "timestamp", None)
-    key, value = getattr(record, "key", None), getattr(record, "value", None)
-    return (int(record.offset), int(ts) if isinstance(ts, int) else -1,
-            zlib.crc32(key) if isinstance(key, bytes) else -1, zlib.crc32(value) if isinstance(value, bytes) else -1)
-
-
-def _record_time(record: Record) -> float | None:
-    """The record's broker timestamp in seconds, if it has one."""
-    ts = getattr(record, "timestamp", None)
-    return ts / 1000.0 if isinstance(ts, int) and ts > 0 else None
 
 
 class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
@@ -122,7 +87,7 @@ class PartitionRunner:
         self.handler = handler
         self.metrics = metrics
         self.consumer: AIOKafkaConsumer | None = None
-        self._parts: dict[TopicPartition, _Partition] = {}
+        self._parts: dict[TopicPartition, Partition] = {}
         self._in_flight = 0
         self._paused = False
         self._drained = asyncio.Event()  # set when the records in flight fall to the resume level
@@ -132,10 +97,8 @@ class PartitionRunner:
         self.lag_interval_s = lag_interval_s
         self._last_commit = time.monotonic()
         self._last_lag = 0.0
-        self._lag_seconds_labels: set[TopicPartition] = set()
         self._rebalancing = False  # between a revocation and the next assignment
-        self.lag: dict[TopicPartition, int] = {}  # the group's lag per partition, from the last reading
-        self._lag_owned: dict[TopicPartition, str] = {}  # the "owned" label each partition's lag series has
+        self._lag = LagReader(name, self.topics, metrics)
         self._reset_topics: set[str] = set()
         self.processed = 0
 
@@ -228,7 +191,7 @@ class PartitionRunner:
     def on_assigned(self, assigned: list[TopicPartition]) -> None:
         self._rebalancing = False
         for tp in assigned:
-            self._parts.setdefault(tp, _Partition(tp))
+            self._parts.setdefault(tp, Partition(tp))
         self.metrics.assigned_partitions.labels(stage=self.name).set(len(assigned))  # eager: the whole assignment
         log.info("%s: assigned %s", self.name, sorted(f"{tp.topic}[{tp.partition}]" for tp in assigned))
 
@@ -349,7 +312,7 @@ class PartitionRunner:
         if part is None:
             if self.consumer is None or tp not in self.consumer.assignment():
                 return  # revoked between fetch and dispatch: the next owner reads it
-            part = self._parts[tp] = _Partition(tp)
+            part = self._parts[tp] = Partition(tp)
         if part.revoked:
             return
         if tp.topic in self._reset_topics:
@@ -361,12 +324,12 @@ class PartitionRunner:
         if part.task is None:
             part.task = asyncio.create_task(self._work(part), name=f"driftline-{self.name}-{tp.topic}-{tp.partition}")
 
-    async def _work(self, part: _Partition) -> None:
+    async def _work(self, part: Partition) -> None:
         try:
             while part.queue and not part.revoked:
                 record = part.queue.popleft()
                 generation = part.generation
-                part.current_ts = _record_time(record)
+                part.current_ts = record_time(record)
                 try:
                     await self.handler(record)
                 except asyncio.CancelledError:
@@ -382,8 +345,8 @@ class PartitionRunner:
                     part.current_ts = None
                 if part.generation == generation:
                     part.done = record.offset + 1
-                    part.last_sig = _signature(record)
-                part.last_ts = _record_time(record)
+                    part.last_sig = signature(record)
+                part.last_ts = record_time(record)
                 self.processed += 1
                 self.metrics.records_processed.labels(stage=self.name).inc()
                 self._set_in_flight(self._in_flight - 1)
@@ -398,7 +361,7 @@ class PartitionRunner:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._drained.wait(), timeout_s)
 
-    def _drop_queue(self, part: _Partition) -> None:
+    def _drop_queue(self, part: Partition) -> None:
         if part.queue:
             self._set_in_flight(self._in_flight - len(part.queue))
             part.queue.clear()
@@ -440,80 +403,15 @@ class PartitionRunner:
                 log.debug("%s: lag update failed: %r", self.name, exc)
             await asyncio.sleep(self.lag_interval_s)
 
-    def _all_partitions(self) -> list[TopicPartition]:
-        consumer = self.consumer
-        if consumer is None:
-            return []
-        out: list[TopicPartition] = []
-        for topic in self.topics:
-            for p in sorted(consumer.partitions_for_topic(topic) or ()):
-                out.append(TopicPartition(topic, p))
-        return out
-
     async def update_lag(self) -> None:
-        """Read the group's lag for every partition of our topics from the broker.
+        """Read the group's lag for every partition of our topics from the broker (:mod:`consumers.lag`)."""
+        if self.consumer is not None:
+            await self._lag.update(self.consumer, self._parts, self.assignment(), self._rebalancing)
 
-        Lag = end offset - committed offset (or - the log start when the group
-        never committed); for a partition this replica owns, work finished but
-        not yet committed counts as done and the end offset is also taken from
-        our fetches' high watermark (label ``owned="true"``).  Every replica of
-        the group exports every partition, so no series vanishes in a
-        rebalance; rules take the owner's figure where there is one, else the
-        max of the others.
-        """
-        consumer = self.consumer
-        tps = self._all_partitions()
-        if consumer is None or not tps:
-            return
-        self.metrics.assigned_partitions.labels(stage=self.name).set(len(self.assignment()))
-        ends = await consumer.end_offsets(tps)
-        committed = await asyncio.gather(*(consumer.committed(tp) for tp in tps))
-        never = [tp for tp, c in zip(tps, committed, strict=True) if c is None]
-        starts = await consumer.beginning_offsets(never) if never else {}
-        now = time.time()
-        for tp, done in zip(tps, committed, strict=True):
-            position = int(done) if done is not None else int(starts.get(tp, 0))
-            part = self._parts.get(tp)
-            if part is not None and part.done is not None and tp in self.assignment():
-                position = max(position, part.done)
-            end = int(ends.get(tp, 0))
-            if tp in self.assignment():
-                # The high watermark of our last fetch as well: Tansu's ListOffsets
-                # answers stale end offsets for some logs (one per batch), fetches don't.
-                end = max(end, int(consumer.highwater(tp) or 0))
-            lag = max(0, end - position)
-            self.lag[tp] = lag
-            owned = "true" if tp in self.assignment() else "false"
-            labels = (self.name, tp.topic, str(tp.partition))
-            if self._lag_owned.get(tp, owned) != owned:  # one series per partition and replica
-                with contextlib.suppress(KeyError):
-                    self.metrics.consumer_lag.remove(*labels, self._lag_owned[tp])
-            self._lag_owned[tp] = owned
-            self.metrics.consumer_lag.labels(*labels, owned).set(lag)
-            if part is None or tp not in self.assignment():
-                continue
-            oldest = part.current_ts or (_record_time(part.queue[0]) if part.queue else None)
-            if oldest is None and lag:
-                oldest = part.last_ts  # nothing fetched yet (paused): the last one finished bounds it
-                if oldest is None:
-                    continue  # a new owner that has read nothing yet: unknown until the first record
-            age = max(0.0, now - oldest) if oldest is not None and (lag or part.queue) else 0.0
-            self._lag_seconds_labels.add(tp)
-            self.metrics.consumer_lag_seconds.labels(stage=self.name, topic=tp.topic,
-                                                     partition=str(tp.partition)).set(age)
-        self._drop_foreign_ages()
-
-    def _drop_foreign_ages(self) -> None:
-        """Remove the age series of partitions this replica no longer owns (their
-        new owner exports them); kept while a rebalance is under way, so a
-        partition handed back to us never loses its series."""
-        if self._rebalancing:
-            return
-        owned = self.assignment()
-        for tp in sorted(self._lag_seconds_labels - owned):
-            self._lag_seconds_labels.discard(tp)
-            with contextlib.suppress(KeyError):
-                self.metrics.consumer_lag_seconds.remove(self.name, tp.topic, str(tp.partition))
+    @property
+    def lag(self) -> dict[TopicPartition, int]:
+        """The group's lag per partition, from the last reading."""
+        return self._lag.lag
 
     # -- commits ----------------------------------------------------------------
 
@@ -522,7 +420,7 @@ class PartitionRunner:
         self._last_commit = time.monotonic()
         await self._commit_parts([p for p in self._parts.values() if not p.revoked or force])
 
-    async def _commit_parts(self, parts: list[_Partition]) -> None:
+    async def _commit_parts(self, parts: list[Partition]) -> None:
         consumer = self.consumer
         if consumer is None:
             return
@@ -552,7 +450,7 @@ class PartitionRunner:
                 p.committed = offsets[p.tp]
         log.debug("%s: committed %s", self.name, {f"{tp.topic}[{tp.partition}]": o for tp, o in offsets.items()})
 
-    async def _offsets_intact(self, parts: list[_Partition]) -> bool:
+    async def _offsets_intact(self, parts: list[Partition]) -> bool:
         """True when the broker still holds the offsets this member committed last.
 
         Why: a broker that restarted without its data (the embedded broker's
@@ -585,7 +483,7 @@ class PartitionRunner:
                 return False
         return True
 
-    async def _records_intact(self, parts: list[_Partition]) -> bool:
+    async def _records_intact(self, parts: list[Partition]) -> bool:
         """True when the broker's log still holds, at its offset, the last record each partition
         finished: checked before the first commit of a partition this member has not committed yet.
 
@@ -606,7 +504,7 @@ class PartitionRunner:
         except (KafkaError, TimeoutError) as exc:
             log.warning("%s: cannot read back the last finished records (%r); not committing now", self.name, exc)
             return False
-        lost = {tp.topic for tp, sig in sigs.items() if found[tp] is None or _signature(found[tp]) != sig}
+        lost = {tp.topic for tp, sig in sigs.items() if found[tp] is None or signature(found[tp]) != sig}
         if lost:
             log.warning("%s: the broker's logs of %s no longer hold the records this member finished (it "
                         "restarted without its data); reading them again from the start", self.name, sorted(lost))
