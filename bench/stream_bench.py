@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import socket
 import sys
 import tempfile
@@ -205,7 +206,9 @@ async def stream_rate(cfg: Any, recs: list[Rec], rounds: int, sampler_every_s: f
         if separate_producer:
             # The crawler's side in a process of its own, as in a deployment: this process holds the
             # consumer app alone (its interpreter lock was shared with the producer's Python work).
-            feed = Path(tempfile.mkstemp(prefix="stream-bench-", suffix=".jsonl")[1])
+            fd, name = tempfile.mkstemp(prefix="stream-bench-", suffix=".jsonl")
+            os.close(fd)
+            feed = Path(name)
             feed.write_bytes(b"".join(message(rec, r) + b"\n" for r in range(rounds) for rec in recs))
             child = await asyncio.create_subprocess_exec(
                 sys.executable, __file__, "--produce-child", cfg.kafka.bootstrap_servers, crawl, str(feed),
