@@ -141,7 +141,19 @@ def shingle_sequence(tokens: Sequence[str], size: int) -> np.ndarray:
 
 def shingle_hashes(tokens: Sequence[str], size: int) -> np.ndarray:
     """The distinct shingle hashes, sorted: the set the sketches and containment read."""
-    return np.unique(shingle_sequence(tokens, size))
+    return sorted_distinct(shingle_sequence(tokens, size))
+
+
+def sorted_distinct(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)``: a sort and a mask of the values unlike their predecessor, a third of
+    the time numpy 2's ``unique`` takes on a page's shingles (which hashes them first)."""
+    out = np.sort(values)
+    if len(out) < 2:
+        return out
+    keep = np.empty(len(out), dtype=bool)
+    keep[0] = True
+    np.not_equal(out[1:], out[:-1], out=keep[1:])
+    return out[keep]
 
 
 @lru_cache(maxsize=8)
@@ -216,12 +228,19 @@ def empty_fingerprint(digest: str, byte_count: int, error: str | None = None,
 
 
 def top_terms(tf: Counter[str], n: int) -> dict[str, int]:
-    """The ``n`` most frequent terms, ties broken by the term (deterministic)."""
+    """The ``n`` most frequent terms, ties broken by the term (deterministic), most frequent first.
+    Only the terms at the cut-off count are sorted by term: sorting the whole table by term was
+    a thirtieth of a fingerprint's CPU, most of it on terms seen once that the cut leaves out."""
     if len(tf) <= n:
         return dict(tf)
-    ranked = sorted(tf.items())  # by term, then (a stable sort) by count, most first: C-level keys
-    ranked.sort(key=itemgetter(1), reverse=True)
-    return dict(ranked[:n])
+    if n <= 0:
+        return {}
+    cut = sorted(tf.values(), reverse=True)[n - 1]  # the count of the n-th term
+    above = [(t, c) for t, c in tf.items() if c > cut]
+    at_cut = sorted(t for t, c in tf.items() if c == cut)[: n - len(above)]
+    above.sort()  # by term, then (a stable sort) by count, most first
+    above.sort(key=itemgetter(1), reverse=True)
+    return dict(above + [(t, cut) for t in at_cut])
 
 
 def _redirect_of(doc: HtmlDoc, url: str, n_words: int) -> str | None:

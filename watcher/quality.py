@@ -54,7 +54,7 @@ def badness(tokens: Sequence[str], language: str | None) -> float | None:
     n = len(tokens)
     if profile is None or n == 0:
         return None
-    counts = Counter(t for t in tokens if t in profile)
+    counts = Counter(filter(profile.__contains__, tokens))  # C-level: every token of the page
     total = 0.0
     for word, mu in profile.items():
         sigma = math.sqrt((GENRE_CV * mu) ** 2 + mu * (1.0 - mu) / n)
