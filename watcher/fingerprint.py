@@ -182,14 +182,17 @@ def minhash_of(hashes: np.ndarray, num_perm: int) -> bytes:
     seed=MINHASH_SEED)`` gives for the low 32 bits of each hash, computed here as one permutation
     matrix per chunk.  Why not datasketch itself: its ``update_batch`` calls the hash function once
     per value in Python, and importing it pulls in scipy (a second of every start-up).  Chunks of
-    :data:`MINHASH_CHUNK` values keep the (values x permutations) matrix under 5 MB (a 185,000-word
-    page at 128 permutations in one piece took 190 MB)."""
+    :data:`MINHASH_CHUNK` values keep the (permutations x values) matrix under 5 MB (a 185,000-word
+    page at 128 permutations in one piece took 190 MB).  A permutation's values lie in one row, so
+    the minimum runs along contiguous memory (twice as fast as down the columns)."""
     a, b = _permutations(num_perm, MINHASH_SEED)
+    a, b = a[:, None], b[:, None]
     out = np.full(num_perm, 0xFFFFFFFF, dtype=np.uint32)
     mixed = _fmix32((hashes & np.uint64(0xFFFFFFFF)).astype(np.uint32))
     for i in range(0, len(mixed), MINHASH_CHUNK):
-        chunk = mixed[i:i + MINHASH_CHUNK, None]
-        np.minimum(out, (chunk * a + b).min(axis=0), out=out)
+        values = a * mixed[None, i:i + MINHASH_CHUNK]
+        values += b
+        np.minimum(out, values.min(axis=1), out=out)
     return bytes(out.tobytes())
 
 
