@@ -197,3 +197,62 @@ async def test_offsets_finished_before_a_memory_broker_restart_are_not_committed
     assert missing == [], f"{len(missing)} records of the new log never handled: {missing[:5]}"
     # The new log's end, not the old one's (10 records, in partition 0): one commit per record of the new log.
     assert sum((await _committed_or_0(boot, kafka_names.group, topic, parts)).values()) == len(new)
+
+
+async def test_a_runner_held_paused_by_slow_work_stays_in_its_group(kafka_broker: EmbeddedBroker,
+                                                                   kafka_names: KafkaNames, tmp_path: Path) -> None:
+    """Work slower than ``max_poll_interval_ms`` holds the runner paused (its in-flight limit
+    reached) for longer than that interval.  A consumer that stops polling for the interval
+    leaves its group: its partitions are revoked and the records in flight are handed out again.
+    Paused, the runner still polls (at once: nothing can be fetched), so it stays a member."""
+    boot = kafka_broker.bootstrap_servers
+    interval_s = 1.5
+    cfg = stream_config(boot, kafka_names, tmp_path,
+                        kafka={"max_in_flight": 2, "max_poll_interval_ms": int(interval_s * 1000)})
+    topic = kafka_names.topic("slow")
+    await ensure_topics(boot, [topic], 1)
+    n = 12
+    await produce(boot, topic, [str(i).encode() for i in range(n)])
+    seen: list[int] = []
+    revoked: list[list[Any]] = []
+    held: list[float] = []  # when each of the slow handlers let go, after how long
+    runner: PartitionRunner | None = None
+
+    async def handler(record: Any) -> None:
+        assert runner is not None and runner.consumer is not None
+        seen.append(record.offset)
+        if record.offset < 2:  # the first two fill the in-flight limit: the runner pauses
+            start = time.monotonic()
+            # held until the runner has been paused for well past the poll interval (a condition on
+            # the clock, not a sleep of fixed length: a busy machine only makes the pause longer)
+            while time.monotonic() - start < 2.5 * interval_s or not runner.consumer.paused():
+                await asyncio.sleep(0.05)
+            held.append(time.monotonic() - start)
+
+    runner = PartitionRunner("test", cfg.kafka, boot, kafka_names.group, [topic], handler, Metrics())
+    on_revoked = runner.on_revoked
+
+    async def counted_revoke(tps: list[Any]) -> None:
+        revoked.append(list(tps))
+        await on_revoked(tps)
+
+    runner.on_revoked = counted_revoke  # type: ignore[method-assign]
+    await runner.start()
+    lost = False  # the assignment gone once it was there: the member left its group
+    try:
+        deadline = time.monotonic() + 60
+        caught = False
+        while not caught and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+            lost = lost or (bool(seen) and not runner.assignment())
+            if lost or any(revoked):
+                break
+            caught = len(seen) >= n and await runner.caught_up()
+    finally:
+        await runner.stop()
+    assert not lost and [tps for tps in revoked if tps] == [], \
+        f"the runner left its group while paused (revoked {revoked}, {len(seen)}/{n} handled)"
+    assert caught, f"runner never caught up: {len(seen)}/{n} handled"
+    assert len(held) == 2 and min(held) >= 2.5 * interval_s
+    assert seen == list(range(n)), f"records handled again or out of order: {seen}"
+    assert await _committed(boot, kafka_names.group, topic, 1) == {0: n}
