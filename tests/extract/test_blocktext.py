@@ -28,6 +28,13 @@ def test_a_span_is_a_word_boundary_and_the_markups_line_breaks_are_spaces() -> N
     assert _text("<p>Human   rights\n\n   defenders</p>") == "Human rights defenders"
 
 
+def test_a_pages_own_break_mark_is_a_space_not_a_line() -> None:
+    """The walk marks line breaks with U+FDD0 (a noncharacter); one the page itself holds is
+    whitespace, as the tokenizer reads it, and never splits the line it stands in."""
+    doc = read_html("<html><body><p>Human\ufdd0rights defenders</p><p>next</p></body></html>")
+    assert doc.text.splitlines() == ["Human rights defenders", "next"]
+
+
 def test_hidden_elements_are_skipped_but_their_tails_are_text() -> None:
     html = ("<p>shown <span style='color: red; display : none'>hidden <b>deep</b></span>tail"
             "<script>var x = 1;</script> end</p><div style='display:none'>gone</div>")

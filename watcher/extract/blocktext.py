@@ -29,9 +29,9 @@ HIDDEN_TAGS = frozenset({"head", "link", "meta", "script", "title", "style"})
 SPACED_TAGS = frozenset({"span"})
 # A line break the walk writes, kept apart from the page's own line breaks until those are spaces:
 # a newline in the markup's text is whitespace (as a browser shows it), not a line of its own.
-# (a noncharacter, as lxml refuses NUL in a tree's text; one a page itself held would read as a
-# line break, which only splits a line: no page of the shared collections holds it)
-_BREAK = "\ufdd0"
+# (a noncharacter, as lxml refuses NUL in a tree's text; a page's own is made a space before the
+# parse, ``extract.html.parse_tree``)
+BREAK_MARK = _BREAK = "\ufdd0"
 _MARKED = BLOCK_TAGS | {"br"} | SPACED_TAGS
 
 

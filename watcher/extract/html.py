@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import lxml.etree
 import lxml.html
 
-from .blocktext import block_text
+from .blocktext import BREAK_MARK, block_text
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +151,10 @@ def _clean_markup(html: str) -> str:
     if "noscript" in html or "NOSCRIPT" in html:
         html = _NOSCRIPT_BLOCK.sub(" ", html)
         html = _NOSCRIPT_TAG.sub(" ", html)
+    if BREAK_MARK in html:
+        # the block text's line-break mark (a noncharacter, never meant for interchange): a page's
+        # own is a space, as the tokenizer reads it, not a line break of the walk's
+        html = html.replace(BREAK_MARK, " ")
     return html
 
 
