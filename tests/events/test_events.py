@@ -379,3 +379,23 @@ def test_to_capture_and_position() -> None:
     assert placed.url == e.url
     naive = CaptureEvent(url="http://x/", timestamp=datetime(2024, 1, 1, 12))
     assert naive.timestamp.tzinfo is UTC
+
+
+@pytest.mark.parametrize("stamp", [
+    "20120101000000", "20121231235959999", "20120229120000", "19991231235959", "99991231235959",
+    "20130229120000", "20121301000000", "20120100000000", "20120101240000", "20120101006000",
+    "20120101000060", "00000101000000", "2012010100000", "201201010000001", "2012-01-01T00:00",
+])
+def test_digit_stamps_read_as_strptime_reads_them(stamp: str) -> None:
+    """``YYYYmmddHHMMSS[SSS]`` is read field by field; an impossible date or time is no time."""
+    from watcher.events.fields import parse_digits
+
+    try:
+        want: datetime | None = datetime.strptime(stamp[:14], "%Y%m%d%H%M%S").replace(tzinfo=UTC)
+    except ValueError:
+        want = None
+    if len(stamp) not in (14, 17) or not stamp.isdigit():
+        want = None
+    elif want is not None and len(stamp) == 17:
+        want = want.replace(microsecond=int(stamp[14:]) * 1000)
+    assert parse_digits(stamp) == want
