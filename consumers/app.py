@@ -20,6 +20,10 @@ not ready instead of crash-looping), topics, store, engine, acquirer,
 producer, then the consumers.  Stop order is the reverse:
 stop fetching, finish in-flight work, commit, close producer, acquirer
 (browser) and store.
+
+``kafka.stage`` runs one of the two stages alone (``router`` or ``scorer``), so that routers and
+scorers can be processes or pods of their own, scaled apart, on a shared broker: a router is
+stateless and light (no store, no engine), and a scorer process then holds the scoring alone.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from watcher.store.labels import SQLReview, owed_versions
 from .lifecycle import close_parts
 from .logfilter import install_client_log_limit
 from .pipeline import keep_advice, scoring_pipeline
+from .publish.deadletter import DeadLetters
 from .publish.messages import verdict_message
 from .publish.publisher import Publisher
 from .router import Router
@@ -100,6 +105,13 @@ class ConsumerApp:
         if cfg.kafka.bootstrap_servers is None and not cfg.kafka.embedded_broker:
             raise ConfigError("kafka.bootstrap_servers is unset and kafka.embedded_broker is false")
         check_formats(cfg.kafka.input_topics)  # an unknown feed format fails here, in one line
+        if cfg.kafka.stage != "all" and not cfg.kafka.rekey:
+            raise ConfigError(f"kafka.stage is {cfg.kafka.stage!r} but kafka.rekey is false: without the router's "
+                              f"keyed topic there are no stages to split (set kafka.stage: all)")
+        if cfg.kafka.stage != "all" and cfg.kafka.bootstrap_servers is None:
+            raise ConfigError(f"kafka.stage is {cfg.kafka.stage!r} but kafka.bootstrap_servers is unset: the stages "
+                              f"of separate processes meet on a shared broker, and the embedded one lives in one "
+                              f"process (set kafka.bootstrap_servers, or kafka.stage: all)")
         self.cfg = cfg
         alert_changes = {c for changes in [*cfg.alerts.changes.values(), *cfg.alerts.topics.values()] for c in changes}
         self.metrics = metrics or Metrics(max_collections=cfg.metrics.max_collections,
@@ -118,6 +130,7 @@ class ConsumerApp:
         self.acquirer: Acquirer | None = None
         self.renderer: RenderPool | None = None
         self.executor: ThreadPoolExecutor | None = None
+        self.dead_letters: DeadLetters | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._ready_cache: tuple[float, bool] = (0.0, False)
 
@@ -163,24 +176,35 @@ class ConsumerApp:
             await self._wait_for_broker()
             if k.create_topics:
                 await ensure_topics(self.bootstrap_servers, all_topics(cfg), k.partitions, security=self.kafka_security)
-            self.executor = ThreadPoolExecutor(max_workers=max(1, k.score_threads), thread_name_prefix="driftline")
-            await self._build_pipeline()
-            assert self.scoring is not None and self.publisher is not None
-            if k.rekey:
-                router = Router(cfg, self.publisher, self.scoring.dead_letters, self.metrics)
+            scoring = k.stage in ("all", "scorer")
+            if scoring:
+                self.executor = ThreadPoolExecutor(max_workers=max(1, k.score_threads), thread_name_prefix="driftline")
+                await self._build_pipeline()
+                assert self.scoring is not None
+                self.dead_letters = self.scoring.dead_letters
+            else:  # a router alone: no store, no engine, only the publisher its keyed copies and dead letters need
+                self.publisher = Publisher(cfg.kafka, self.bootstrap_servers)
+                await self.publisher.start()
+                self.dead_letters = DeadLetters(cfg.kafka, self.publisher, self.metrics)
+            assert self.publisher is not None
+            if k.rekey and k.stage in ("all", "router"):
+                router = Router(cfg, self.publisher, self.dead_letters, self.metrics)
                 self.router = PartitionRunner("router", k, self.bootstrap_servers, f"{k.group_id}-router",
                                               k.input_topics, router.handle, self.metrics,
                                               lag_interval_s=cfg.metrics.lag_interval_s)
-            score_topics = [k.keyed_topic] if k.rekey else list(k.input_topics)
-            self.scorer = PartitionRunner("scorer", k, self.bootstrap_servers, k.group_id, score_topics,
-                                          self.scoring.handle, self.metrics, lag_interval_s=cfg.metrics.lag_interval_s)
-            await self.scorer.start()
+            if self.scoring is not None:
+                score_topics = [k.keyed_topic] if k.rekey else list(k.input_topics)
+                self.scorer = PartitionRunner("scorer", k, self.bootstrap_servers, k.group_id, score_topics,
+                                              self.scoring.handle, self.metrics,
+                                              lag_interval_s=cfg.metrics.lag_interval_s)
+                await self.scorer.start()
             if self.router is not None:
                 await self.router.start()
             if k.create_topics:
                 self._tasks.append(asyncio.create_task(self._watch_topics(), name="driftline-topics"))
-            self._tasks.append(asyncio.create_task(self._watch_gauges(), name="driftline-gauges"))
-            self._tasks.append(asyncio.create_task(self._republish(), name="driftline-republish"))
+            if scoring:
+                self._tasks.append(asyncio.create_task(self._watch_gauges(), name="driftline-gauges"))
+                self._tasks.append(asyncio.create_task(self._republish(), name="driftline-republish"))
             self.metrics.up.set(1)
         except BaseException:
             await self.stop()
@@ -243,14 +267,16 @@ class ConsumerApp:
         now = time.monotonic()
         if now - self._ready_cache[0] < 2.0:
             return self._ready_cache[1]
-        started = self.scorer is not None and self.scorer.consumer is not None
+        runner = self.scorer or self.router  # the scorer, or the router of a process that runs it alone
+        started = runner is not None and runner.consumer is not None
         ok = started and await broker_reachable(self.bootstrap_servers, security=self.kafka_security)
         self._ready_cache = (now, ok)
         return ok
 
     async def assigned(self) -> bool:
-        """True while this replica's scorer owns partitions."""
-        return bool(self.scorer and self.scorer.assignment())
+        """True while this replica's scorer (a lone router's, where it runs alone) owns partitions."""
+        runner = self.scorer or self.router
+        return bool(runner and runner.assignment())
 
     async def caught_up(self) -> bool:
         """True when router and scorer have processed everything produced so far."""

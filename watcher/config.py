@@ -240,6 +240,8 @@ class KafkaConfig(_Frozen):
     # canonical URL key, so all captures of one history are scored in order.
     rekey: bool = True
     keyed_topic: str = "driftline-events-keyed"
+    # The stages this process runs: both, or one (routers and scorers as processes or pods of their own).
+    stage: Literal["all", "router", "scorer"] = "all"
     create_topics: bool = True  # create missing topics (and re-create them after a memory broker restarts)
     topic_check_interval_s: float = Field(default=5.0, gt=0)
     # Cap of the exponential backoff between attempts to reach an unreachable broker at start-up.
