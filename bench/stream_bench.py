@@ -20,8 +20,15 @@ The events are produced by a process of their own (a crawler's side), so that th
 process holds the app alone; ``--same-process`` produces them beside it, as this script did up to
 2026-11-29 (the producer's Python work then shares the app's interpreter lock).
 
+``--keyed-feed`` keys each event by its URL (Heritrix's feed is unkeyed): with the rounds produced
+at once, the router's partitions otherwise pass one another and a capture that arrives after a later
+one of its history re-scores it (a correction), work the batch engine never does.
+
+``--split`` runs the router in a process of its own (``kafka.stage: router``) and this process as
+the scorer alone (``kafka.stage: scorer``): what issue 37 asks of "one scorer process".
+
 usage: stream_bench.py [--warc-dir DIR] [--rounds 1] [--repeat 3] [--events 100000] [--partitions 6]
-                       [--same-process]
+                       [--same-process] [--split] [--keyed-feed]
 """
 
 from __future__ import annotations
@@ -186,8 +193,18 @@ def batch_rate(cfg: Any, recs: list[Rec], rounds: int, warc_dir: Path) -> tuple[
     return n, time.perf_counter() - t0
 
 
+async def _ask(child: Any, question: bytes) -> bytes:
+    assert child.stdin is not None and child.stdout is not None
+    child.stdin.write(question + b"\n")
+    await child.stdin.drain()
+    return bytes(await child.stdout.readline()).strip()
+
+
 async def stream_rate(cfg: Any, recs: list[Rec], rounds: int, sampler_every_s: float,
-                      separate_producer: bool = False) -> dict[str, Any]:
+                      separate_producer: bool = False, split: Path | None = None,
+                      keyed_feed: bool = False) -> dict[str, Any]:
+    """``split`` (the workdir of the run): the router runs in a process of its own
+    (``kafka.stage: router``) and this process is the scorer alone (``kafka.stage: scorer``)."""
     from consumers.app import ConsumerApp
     from consumers.client import produce
     from watcher.broker import EmbeddedBroker
@@ -196,10 +213,21 @@ async def stream_rate(cfg: Any, recs: list[Rec], rounds: int, sampler_every_s: f
     port = int(cfg.kafka.bootstrap_servers.rsplit(":", 1)[1])
     broker = EmbeddedBroker(port)
     await broker.start()
+    router = None
+    if split is not None:
+        cfg = cfg.model_copy(update={"kafka": cfg.kafka.model_copy(update={"stage": "scorer"})})
+        router = await asyncio.create_subprocess_exec(
+            sys.executable, __file__, "--router-child", cfg.kafka.bootstrap_servers, str(cfg.acquire.warc_dirs[0]),
+            str(split), str(cfg.kafka.partitions), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+        assert router.stdout is not None
+        if (await router.stdout.readline()).strip() != b"ready":
+            raise RuntimeError("the router process did not start")
     app = ConsumerApp(cfg)
     await app.start()
     try:
-        while not (app.scorer and app.scorer.assignment() and app.router and app.router.assignment()):
+        while not (app.scorer and app.scorer.assignment()
+                   and (await _ask(router, b"assigned") == b"yes" if router is not None
+                        else app.router and app.router.assignment())):
             await asyncio.sleep(0.1)
         crawl = next(iter(cfg.kafka.input_topics))
         child = None
@@ -212,12 +240,13 @@ async def stream_rate(cfg: Any, recs: list[Rec], rounds: int, sampler_every_s: f
             feed.write_bytes(b"".join(message(rec, r) + b"\n" for r in range(rounds) for rec in recs))
             child = await asyncio.create_subprocess_exec(
                 sys.executable, __file__, "--produce-child", cfg.kafka.bootstrap_servers, crawl, str(feed),
+                *(["--keyed-feed"] if keyed_feed else []),
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
             assert child.stdin is not None and child.stdout is not None
             if (await child.stdout.readline()).strip() != b"ready":
                 raise RuntimeError("the producer process did not start")
         with RssSampler(sampler_every_s) as sampler:
-            t0 = time.perf_counter()
+            t0, cpu0 = time.perf_counter(), time.process_time()
             last_change, seen = t0, 0
             if child is not None:
                 assert child.stdin is not None
@@ -232,7 +261,8 @@ async def stream_rate(cfg: Any, recs: list[Rec], rounds: int, sampler_every_s: f
             while True:
                 if app.verdicts != seen:
                     seen, last_change = app.verdicts, time.perf_counter()
-                if (child is None or child.returncode is not None) and await app.caught_up():
+                if (child is None or child.returncode is not None) and await app.caught_up() \
+                        and (router is None or await _ask(router, b"caught") == b"yes"):
                     break
                 if child is not None and child.returncode is None:
                     with contextlib.suppress(TimeoutError):
@@ -240,6 +270,8 @@ async def stream_rate(cfg: Any, recs: list[Rec], rounds: int, sampler_every_s: f
                     continue
                 await asyncio.sleep(0.05)
             seconds = last_change - t0
+            cpu_s = time.process_time() - cpu0  # this process, all its threads, to the caught-up check
+            busy_s = time.perf_counter() - t0
             if child is not None and child.returncode != 0:
                 raise RuntimeError(f"the producer process failed ({child.returncode})")
         dead = sum(s.value for m in app.metrics.dead_letter.collect() for s in m.samples
@@ -249,10 +281,38 @@ async def stream_rate(cfg: Any, recs: list[Rec], rounds: int, sampler_every_s: f
         # router's partitions can pass one another) re-scores the later one, a correction.
         scored = (app.scorer.processed if app.scorer is not None else 0) - int(dead)
         return {"verdicts": app.verdicts, "captures": scored, "seconds": seconds, "dead_letters": dead,
+                "cpu_s": cpu_s, "wall_s": busy_s,
                 "peak_rss_mb": sampler.peak, "rss_samples": sampler.samples}
     finally:
         await app.stop()
+        if router is not None:
+            with contextlib.suppress(Exception):
+                await _ask(router, b"stop")
+            await router.wait()
         await broker.stop()
+
+
+def router_child(bootstrap: str, warc_dir: Path, workdir: Path, partitions: int) -> int:
+    """``--router-child``: the router alone (``kafka.stage: router``) until told to stop; answers the
+    parent's questions on stdin (``assigned``, ``caught``) with ``yes`` or ``no``."""
+    from consumers.app import ConsumerApp
+
+    cfg = make_config(bootstrap, warc_dir, workdir, partitions)
+    cfg = cfg.model_copy(update={"kafka": cfg.kafka.model_copy(update={"stage": "router"})})
+
+    async def run() -> None:
+        async with ConsumerApp(cfg) as app:
+            print("ready", flush=True)
+            while (line := (await asyncio.to_thread(sys.stdin.readline)).strip()) not in ("", "stop"):
+                if line == "assigned":
+                    yes = bool(app.router and app.router.assignment())
+                else:
+                    yes = await app.caught_up()
+                print("yes" if yes else "no", flush=True)
+        print("stopped", flush=True)
+
+    asyncio.run(run())
+    return 0
 
 
 def watcher_rate(cfg: Any, recs: list[Rec], rounds: int, warc_dir: Path, workdir: Path) -> tuple[int, float]:
@@ -274,7 +334,7 @@ def watcher_rate(cfg: Any, recs: list[Rec], rounds: int, warc_dir: Path, workdir
     return n, time.perf_counter() - t0
 
 
-def produce_child(bootstrap: str, topic: str, feed: Path) -> int:
+def produce_child(bootstrap: str, topic: str, feed: Path, keyed: bool = False) -> int:
     """``--produce-child``: send the feed's lines to ``topic`` once the parent says go (the crawler's
     side of the benchmark, in its own process)."""
     from aiokafka import AIOKafkaProducer
@@ -288,7 +348,9 @@ def produce_child(bootstrap: str, topic: str, feed: Path) -> int:
         try:
             print("ready", flush=True)
             await asyncio.to_thread(sys.stdin.readline)
-            futures = [await producer.send(topic, value=v) for v in values]
+            # keyed: each event under its URL, so one URL's captures stay in order through the router
+            futures = [await producer.send(topic, value=v, key=json.loads(v)["url"].encode() if keyed else None)
+                       for v in values]
             await asyncio.gather(*futures)
         finally:
             await producer.stop()
@@ -308,11 +370,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--same-process", action="store_true",
                     help="produce the events from this process, beside the consumer app (the default runs the "
                          "producer in a process of its own, as a crawler is)")
+    ap.add_argument("--split", action="store_true",
+                    help="run the router in a process of its own (kafka.stage: router) and measure this process "
+                         "as the scorer alone (kafka.stage: scorer), as a deployment with separate stages does")
+    ap.add_argument("--keyed-feed", action="store_true",
+                    help="the producer keys each event by its URL (Heritrix does not): one URL's captures stay in "
+                         "order through the router, so no capture arrives late and nothing is re-scored")
     ap.add_argument("--produce-child", nargs=3, metavar=("BOOTSTRAP", "TOPIC", "FEED"), help=argparse.SUPPRESS)
+    ap.add_argument("--router-child", nargs=4, metavar=("BOOTSTRAP", "WARC_DIR", "WORKDIR", "PARTITIONS"),
+                    help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.produce_child:
         bootstrap, topic, feed = args.produce_child
-        return produce_child(bootstrap, topic, Path(feed))
+        return produce_child(bootstrap, topic, Path(feed), args.keyed_feed)
+    if args.router_child:
+        bootstrap, warc_dir, workdir, partitions = args.router_child
+        return router_child(bootstrap, Path(warc_dir), Path(workdir), int(partitions))
     if not args.warc_dir.is_dir():
         print(f"no WARC directory at {args.warc_dir} (the shared data is absent)", file=sys.stderr)
         return 2
@@ -337,7 +410,8 @@ def main(argv: list[str] | None = None) -> int:
             best_w = max(best_w, n_watch / seconds if seconds else 0.0)
         # The memory run (--events) keeps the producer here: it paces itself by the router's progress.
         run = asyncio.run(stream_rate(cfg, recs, rounds, 1.0 if args.events else 0.25,
-                                      separate_producer=not (args.events or args.same_process)))
+                                      separate_producer=not (args.events or args.same_process),
+                                      split=workdir / f"s{i}" if args.split else None, keyed_feed=args.keyed_feed))
         rate = run["captures"] / run["seconds"] if run["seconds"] else 0.0
         peak = max(peak, run["peak_rss_mb"])
         if rate >= best_s:
@@ -347,9 +421,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"batch engine (Engine.scan_history, WARC reads included): {n_batch} captures, {best_b:.1f} captures/s")
         print(f"streaming engine alone (Watcher.score, SQLite, no Kafka): {n_watch} captures,"
               f" {best_w:.1f} captures/s")
-    print(f"stream end to end (produced -> verdict published): {stream['captures']} captures in "
+    shape = "router in a process of its own, this one the scorer alone" if args.split else "router and scorer in one"
+    print(f"stream end to end ({shape}; produced -> verdict published): {stream['captures']} captures in "
           f"{stream['seconds']:.2f} s = {best_s:.1f} captures/s ({stream['verdicts']} verdicts with corrections,"
           f" {stream['dead_letters']:.0f} dead letters)")
+    print(f"CPU of the consumer process over the run: {stream['cpu_s']:.2f} s in {stream['wall_s']:.2f} s of wall"
+          f" time (to the last caught-up check)")
     if best_b:
         print(f"ratio stream/batch: {100 * best_s / best_b:.0f} % (target >= 90 %);"
               f" stream/streaming engine: {100 * best_s / best_w:.0f} %")
