@@ -43,8 +43,9 @@ from watcher.store.sqlite import SCHEMA_VERSION
 def test_fingerprint_round_trip_equals_reduced_form(keep_text: bool, keep_shingles: bool) -> None:
     fp = make_fp()
     blob = encode_fingerprint(fp, keep_text=keep_text, keep_shingles=keep_shingles)
-    assert blob[0] == 3  # zlib JSON of the small fields, then the raw sketches
     back = decode_fingerprint(blob)
+    # zlib JSON of the small fields, then the raw sketches (and the shingle set, where one is kept)
+    assert blob[0] == (4 if back.shingles is not None else 3)
     assert back == reduce_fingerprint(fp, keep_text=keep_text, keep_shingles=keep_shingles)
     assert (back.text is not None) is keep_text
     assert (back.tokens is not None) is keep_text
@@ -468,3 +469,31 @@ def test_owed_alerts_are_recorded_with_their_verdict(store: BaselineStore) -> No
     other = make_verdict(at=T0 + timedelta(days=1))
     store.put_verdict(other)  # no alert owed
     assert not store.alert_pending(other.verdict_id)
+
+
+def test_a_shingle_set_travels_raw_after_the_sketches_and_format_3_still_reads() -> None:
+    """Format 4 keeps the shingle set as raw sorted u64 after the sketches (base64 in the JSON cost
+    zlib half of the encoding's time); a fingerprint without one stays format 3 byte for byte,
+    and a format-3 blob with its set in the JSON decodes to the same fingerprint."""
+    import base64
+
+    fp = make_fp(shingles=frozenset({5, 1, 2**64 - 1, 77}))
+    blob = encode_fingerprint(fp, keep_text=True, keep_shingles=True)
+    assert blob[0] == 4
+    back = decode_fingerprint(blob)
+    assert back == reduce_fingerprint(fp, keep_text=True, keep_shingles=True)
+    assert back.shingles == frozenset({5, 1, 2**64 - 1, 77})
+    assert struct.pack("<4Q", 1, 5, 77, 2**64 - 1) in blob  # raw and sorted, not in the compressed JSON
+    sketch = encode_fingerprint(fp, keep_text=False, keep_shingles=False)
+    assert sketch[0] == 3 and decode_fingerprint(sketch).shingles is None
+    # the same fingerprint as format 3 wrote it: the set packed in the JSON, no blob after the sketches
+    (n,) = struct.unpack_from("<I", blob, 1)
+    doc = json.loads(zlib.decompress(blob[5:5 + n]))
+    doc["shingles"] = {"u64": base64.b64encode(struct.pack("<4Q", 1, 5, 77, 2**64 - 1)).decode("ascii")}
+    body = zlib.compress(json.dumps(doc).encode("utf-8"))
+    sketches = blob[5 + n:-(4 + 32)]
+    assert decode_fingerprint(bytes([3]) + struct.pack("<I", len(body)) + body + sketches) == back
+    empty = encode_fingerprint(make_fp(shingles=frozenset()), keep_text=True, keep_shingles=True)
+    assert decode_fingerprint(empty).shingles == frozenset()
+    with pytest.raises(StoreError):
+        decode_fingerprint(blob[:-8])  # a set cut short is a damaged blob, never a smaller set
