@@ -66,3 +66,12 @@ def tree_rss_bytes(root: int, cmdline_has: bytes | None = None) -> int:
     procs = processes(with_cmdline=cmdline_has is not None)
     return sum(procs[p].rss_bytes for p in tree(root, procs)
                if p in procs and (cmdline_has is None or cmdline_has in procs[p].cmdline))
+
+
+def tree_rss_max_bytes(root: int, cmdline_has: bytes) -> int:
+    """The largest resident set of one process of ``root``'s tree whose command line holds
+    ``cmdline_has``: a forked worker's own figure (pages it shares with its parent counted in it,
+    as ``ps`` counts them), which the per-worker memory target reads."""
+    procs = processes(with_cmdline=True)
+    return max((procs[p].rss_bytes for p in tree(root, procs) if p in procs and cmdline_has in procs[p].cmdline),
+               default=0)

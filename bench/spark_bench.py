@@ -10,7 +10,7 @@ log (written to a temporary folder) each run also gives:
 - bytes shuffled per capture (the sum of every stage's shuffle write over the verdicts):
   what a cluster's network carries, since records travel as fingerprints, never payloads;
 - peak executor memory: the JVM heap peak (event log) and the Python workers' peak resident
-  memory, summed over the workers (sampled from /proc every 0.25 s).
+  memory, summed over the workers and of the largest one (sampled from /proc every 0.25 s).
 
 Input: the shared gold standard (a WARC-less input: its pages are read by the tasks) when
 present, else a generated collection (``--sites``).
@@ -36,7 +36,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from procstat import tree_rss_bytes  # bench/procstat.py: bench/ is the script's own folder on sys.path
+# bench/procstat.py: bench/ is the script's own folder on sys.path
+from procstat import tree_rss_bytes, tree_rss_max_bytes
 
 REPO = Path(__file__).resolve().parent.parent
 GOLD_TAR = REPO.parent / "shared" / "data" / "goldstandard-1068.tar.gz"
@@ -105,12 +106,13 @@ def one_run(master: str, inp: Path, tmp: Path, i: int) -> dict[str, Any]:
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", _CHILD, master, str(events), str(inp), str(tmp / f"out-{i}.jsonl")],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    peak = [0]
+    peak = [0, 0]  # the Python workers summed, and the largest one
     done = threading.Event()
 
     def sample() -> None:
         while not done.wait(0.25):
             peak[0] = max(peak[0], tree_rss_bytes(proc.pid, b"pyspark.daemon"))
+            peak[1] = max(peak[1], tree_rss_max_bytes(proc.pid, b"pyspark.daemon"))
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -121,7 +123,8 @@ def one_run(master: str, inp: Path, tmp: Path, i: int) -> dict[str, Any]:
     if proc.returncode != 0:
         raise SystemExit(f"{master} run failed:\n{stderr[-3000:]}")
     out: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
-    out.update(event_figures(events), master=master, wall_s=wall, python_rss_peak_mb=peak[0] / 2**20)
+    out.update(event_figures(events), master=master, wall_s=wall, python_rss_peak_mb=peak[0] / 2**20,
+               python_worker_rss_peak_mb=peak[1] / 2**20)
     out["captures_per_s"] = out["verdicts"] / out["job_s"]
     return out
 
@@ -143,7 +146,8 @@ def main() -> None:
                 print(f"round {r + 1} {master}: {run['verdicts']} captures in {run['job_s']:.1f} s "
                       f"({run['captures_per_s']:.1f}/s; JVM start {run['startup_s']:.1f} s), shuffle "
                       f"{run['shuffle_bytes'] / run['verdicts']:.0f} B/capture, peaks: JVM heap "
-                      f"{run['jvm_heap_peak_mb']:.0f} MB, Python workers {run['python_rss_peak_mb']:.0f} MB",
+                      f"{run['jvm_heap_peak_mb']:.0f} MB, Python workers {run['python_rss_peak_mb']:.0f} MB "
+                      f"(the largest one {run['python_worker_rss_peak_mb']:.0f} MB)",
                       flush=True)
     ratios = [runs[i + 1]["captures_per_s"] / runs[i]["captures_per_s"] for i in range(0, len(runs) - 1, 2)]
     print(f"\nlocal[2]/local[1] throughput ratio per round: {', '.join(f'{x:.2f}' for x in ratios)}")
