@@ -44,18 +44,14 @@ GOLD_TAR = REPO.parent / "shared" / "data" / "goldstandard-1068.tar.gz"
 
 _CHILD = """
 import json, sys, time
-from pyspark.sql import SparkSession
 from watcher.config import load_config
-from watcher.spark.job import run
+from watcher.spark.job import run, session
 master, events, inp, out = sys.argv[1:5]
 t0 = time.perf_counter()
-spark = (SparkSession.builder.master(master).appName("driftline-bench")
-         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-         .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-         .config("spark.eventLog.enabled", "true").config("spark.eventLog.dir", "file://" + events)
-         .config("spark.eventLog.compress", "false")
-         .config("spark.executor.metrics.pollingInterval", "200ms")
-         .getOrCreate())
+# driftline's own session (as `driftline spark` makes it), with the event log this script reads
+spark = session(master, "driftline-bench", extra={
+    "spark.eventLog.enabled": "true", "spark.eventLog.dir": "file://" + events, "spark.eventLog.compress": "false",
+    "spark.executor.metrics.pollingInterval": "200ms"})
 started = time.perf_counter()
 counts = run([inp], load_config(None), out, "jsonl")
 done = time.perf_counter()

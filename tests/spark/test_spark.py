@@ -40,6 +40,15 @@ def spark() -> Iterator[Any]:
 Key = tuple[str, str, str]
 
 
+def test_a_local_session_bounds_the_python_workers_sort(spark: Any) -> None:
+    """The sort within partitions runs in the Python worker and spills past
+    ``spark.python.worker.memory``: driftline's local session sets it to 256m (PySpark's 512m let a
+    worker reach 360 MB on the gold), unless the caller's spark-submit arguments name it."""
+    from watcher.spark.job import PYTHON_WORKER_MEMORY, PYTHON_WORKER_MEMORY_KEY
+
+    assert spark.sparkContext.getConf().get(PYTHON_WORKER_MEMORY_KEY) == PYTHON_WORKER_MEMORY == "256m"
+
+
 def jsonl_verdicts(path: Path) -> dict[Key, tuple[str, str]]:
     out: dict[Key, tuple[str, str]] = {}
     for line in path.read_text().splitlines():

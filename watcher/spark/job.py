@@ -29,7 +29,7 @@ import re
 import sys
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -188,13 +188,21 @@ def _folder(cfg: Config) -> Any:
     return fold
 
 
-def session(master: str | None, app: str = "driftline") -> Any:
+PYTHON_WORKER_MEMORY_KEY = "spark.python.worker.memory"
+PYTHON_WORKER_MEMORY = "256m"
+
+
+def session(master: str | None, app: str = "driftline", extra: Mapping[str, str] | None = None) -> Any:
     """A SparkSession: no web UI, bound to loopback when the master is local (a cluster's
-    spark-submit sets its own addresses), executors on this Python in local mode."""
+    spark-submit sets its own addresses), executors on this Python in local mode.  ``extra``:
+    more settings (the benchmark's event log), so that a caller gets driftline's session and not
+    one of its own that :func:`run` would then find made."""
     from pyspark.sql import SparkSession
 
     builder = (SparkSession.builder.appName(app).config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false"))
+    for key, value in (extra or {}).items():
+        builder = builder.config(key, value)
     if master:
         builder = builder.master(master)
     if not master or master.startswith("local"):
@@ -202,6 +210,12 @@ def session(master: str | None, app: str = "driftline") -> Any:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         builder = (builder.config("spark.driver.host", "127.0.0.1")
                    .config("spark.driver.bindAddress", "127.0.0.1"))
+        if PYTHON_WORKER_MEMORY_KEY not in os.environ.get("PYSPARK_SUBMIT_ARGS", ""):
+            # The sort within partitions runs in the Python worker and holds its partition until the
+            # worker's memory passes this, then spills to disk: at PySpark's 512m a worker peaked at
+            # 360 MB on the gold at local[1], at 256m at 291 MB, at the same throughput
+            # (docs/operations/spark.md).  A cluster's spark-submit sets its own.
+            builder = builder.config(PYTHON_WORKER_MEMORY_KEY, PYTHON_WORKER_MEMORY)
     return builder.getOrCreate()
 
 
