@@ -386,6 +386,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.router_child:
         bootstrap, warc_dir, workdir, partitions = args.router_child
         return router_child(bootstrap, Path(warc_dir), Path(workdir), int(partitions))
+    if args.keyed_feed and (args.same_process or args.events):
+        # only the producer process keys its events; beside the app (and in the memory run) they go unkeyed
+        ap.error("--keyed-feed needs the producer in a process of its own (not with --same-process or --events)")
     if not args.warc_dir.is_dir():
         print(f"no WARC directory at {args.warc_dir} (the shared data is absent)", file=sys.stderr)
         return 2
