@@ -260,7 +260,30 @@ def _article_body(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
     return None
 
 
-def remove_boilerplate(root: lxml.html.HtmlElement) -> bool:
+# Every class, id and role value below an element, in document order (an element's own in the
+# order written), each a string that knows its element.  Asked of <body> itself: "//body//*" made
+# libxml2 expand "//" twice over every node of the page.
+_NAME_ATTRS = lxml.etree.XPath("descendant::*/@class | descendant::*/@id | descendant::*/@role")
+
+
+def _named_elements(root: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
+    """The elements under ``<body>`` whose class, id or role holds a boilerplate word, in document
+    order: what :func:`remove_boilerplate` may drop.  Why by attribute value: the pattern cannot
+    match across the space that joins an element's values, so a value that holds no word rules its
+    element's part out in one C-level search, where building and searching every named element's
+    joined names in Python was a tenth of a fingerprint."""
+    out: list[lxml.html.HtmlElement] = []
+    search = _BOILERPLATE_ATTR.search
+    for body in root.iter("body"):
+        for value in _NAME_ATTRS(body):
+            if search(value):
+                el = value.getparent()
+                if not out or out[-1] is not el:
+                    out.append(el)
+    return out
+
+
+def remove_boilerplate(root: lxml.html.HtmlElement, whole: str | None = None) -> bool:
     """Cheap main-content extraction: drop navigation, headers, footers,
     asides, forms and elements whose class/id name them as such.
 
@@ -278,9 +301,11 @@ def remove_boilerplate(root: lxml.html.HtmlElement) -> bool:
     Returns False where the removal kept fewer than :data:`MAIN_CONTENT_MIN_WORDS` words of a
     page that has more: the extraction failed (the article sat in a container named
     "detail_widget" or "page-header"), and judging the page on what is left would judge it on
-    nothing.  The caller reads the whole page then (:func:`read_html`).
+    nothing.  The caller reads the whole page then (:func:`read_html`).  ``whole``: the page's
+    text as the tree stands, when the caller read it already (:func:`boilerplate_share` does).
     """
-    whole = root.text_content()
+    if whole is None:
+        whole = root.text_content()
     limit = BOILERPLATE_MAX_SHARE * len(whole)
     body = _article_body(root)
     keep = set(body.iterancestors()) | {body} if body is not None else set()
@@ -291,7 +316,7 @@ def remove_boilerplate(root: lxml.html.HtmlElement) -> bool:
     for el in list(root.iter(*_BOILERPLATE_TAGS)):
         if el.getparent() is not None and not frame(el):
             _drop(el)
-    for el in list(root.xpath("//body//*[@class or @id or @role]")):
+    for el in _named_elements(root):
         if el.getparent() is None:
             continue
         attrs = " ".join(filter(None, (el.get("class"), el.get("id"), el.get("role"))))
@@ -363,15 +388,16 @@ def _strip_banners(root: lxml.html.HtmlElement, html: str, banners: bool, site_n
 _FURNITURE = ("a", "nav", "header", "footer", "aside", "menu")
 
 
-def boilerplate_share(root: lxml.html.HtmlElement) -> float | None:
+def boilerplate_share(root: lxml.html.HtmlElement, whole: str | None = None) -> float | None:
     """The share of the page's visible words that sit in links or in navigation, header, footer
     and aside regions: the boilerplate score of Schäfer and Bildhauer's crawl study at page level
     (a page that is mostly link lists and furniture yields little text per fetch).  Read from the
     markup, not the main-content extraction, so every page and profile gets the same score.  The
     outermost furniture elements are found by a C-level walk filtered by tag that skips each
     one's subtree, never by an XPath over ancestors (a quarter of a page's parse) nor by asking
-    each element for its ancestors (a fifth of this function)."""
-    total = len(root.text_content().split())
+    each element for its ancestors (a fifth of this function).  ``whole``: ``root``'s text, when
+    the caller read it already."""
+    total = len((root.text_content() if whole is None else whole).split())
     if total == 0:
         return None
     furniture = 0
@@ -471,8 +497,9 @@ def read_html(html: str, *, banners: bool = True, main_content: bool = False) ->
         if len(doc.headings) >= 20:
             break
     _drop_invisible(root)
-    doc.boilerplate_share = boilerplate_share(root)
-    if main_content and not remove_boilerplate(root):
+    whole = root.text_content()  # read once for both: the tree does not change between them
+    doc.boilerplate_share = boilerplate_share(root, whole)
+    if main_content and not remove_boilerplate(root, whole):
         whole = _whole(html, banners, doc.site_name)  # the extraction failed: the whole page
         root = root if whole is None else whole
     walked = block_text(root, MAX_LAYOUT_NODES)
