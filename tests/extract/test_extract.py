@@ -590,3 +590,40 @@ def test_named_elements_on_the_gold_pages(gold_dir: Path) -> None:
         checked += 1
         found += len(named)
     assert checked > 2000 and found > 10_000
+
+
+_TEXT_CASES = [
+    "<p>plain <b>bold</b> tail<!-- a comment --> after</p>",
+    "<div><a href='/'>Home</a> | <a>About&nbsp;us</a><script>var x = '<b>';</script>&amp; more</div>",
+    "<ul><li>one<li>two<?php echo 1 ?>three</ul>",
+    "<p>Ωμέγα \u200bzero-width, emoji \U0001f600, and a tail</p>after the element",
+    "<table><tr><td>a<td>b</table>",
+]
+
+
+@pytest.mark.parametrize("body", _TEXT_CASES)
+def test_text_of_is_text_content(body: str) -> None:
+    # The C-level serialiser stands in for text_content (an XPath per call) in the per-element
+    # counts: the same string for every element, comments, processing instructions and tails left out.
+    from watcher.extract.html import parse_tree, text_of
+
+    root = parse_tree(f"<html><body>{body}</body></html>")
+    assert root is not None
+    for el in root.iter():
+        if isinstance(el.tag, str):
+            assert text_of(el) == el.text_content()
+
+
+def test_text_of_is_text_content_on_the_gold_pages(gold_dir: Path) -> None:
+    from watcher.extract.html import parse_tree, text_of
+
+    checked = 0
+    for path in sorted((gold_dir / "html").glob("*/*.html"))[::7]:
+        root = parse_tree(path.read_bytes().decode("utf-8", "replace"))
+        if root is None:
+            continue
+        for el in root.iter():
+            if isinstance(el.tag, str):
+                assert text_of(el) == el.text_content(), path
+                checked += 1
+    assert checked > 100_000
