@@ -47,6 +47,7 @@ from watcher.model import Verdict
 from watcher.ports import port_free
 from watcher.store import BaselineStore, open_store
 from watcher.store.labels import SQLReview, owed_versions
+from watcher.tasks import cancel_and_wait
 
 from .lifecycle import close_parts
 from .logfilter import install_client_log_limit
@@ -223,11 +224,7 @@ class ConsumerApp:
     async def stop(self) -> None:
         """Stop fetching, finish in-flight work, commit, and close everything."""
         self.metrics.up.set(0)
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(self._tasks)  # cancelled again if one loses its cancellation (watcher.tasks)
         self._tasks.clear()
         # The router first: nothing new reaches the keyed topic while the scorer drains.
         for runner in (self.router, self.scorer):

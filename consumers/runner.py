@@ -43,6 +43,7 @@ from consumers.partition import Partition, Record, record_time, signature
 from watcher.config import KafkaConfig
 from watcher.kafkasec import kafka_security_options
 from watcher.metrics import Metrics
+from watcher.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -130,9 +131,7 @@ class PartitionRunner:
         """Stop fetching, finish queued work (up to ``timeout_s``), commit, close."""
         self._stopping.set()
         if self._lag_task is not None:
-            self._lag_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._lag_task
+            await cancel_and_wait([self._lag_task])  # its broker reads may lose a cancellation (watcher.tasks)
             self._lag_task = None
         if self._loop_task is not None:
             with contextlib.suppress(asyncio.CancelledError):
