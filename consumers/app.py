@@ -404,9 +404,7 @@ async def serve(cfg: Config, *, once: bool = False, stop: asyncio.Event | None =
         await asyncio.wait({starting, stopper}, return_when=asyncio.FIRST_COMPLETED)
         stopper.cancel()
         if not starting.done():
-            starting.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await starting
+            await cancel_and_wait([starting])  # its broker probes may lose a cancellation (watcher.tasks)
             log.info("stopped while waiting for Kafka")
             return EXIT_INTERRUPTED if signal.SIGINT in received else 0
         starting.result()
