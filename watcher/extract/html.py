@@ -278,7 +278,7 @@ def _named_elements(root: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
     order: what :func:`remove_boilerplate` may drop.  Why by attribute value: the pattern cannot
     match across the space that joins an element's values, so a value that holds no word rules its
     element's part out in one C-level search, where building and searching every named element's
-    joined names in Python was a tenth of a fingerprint."""
+    joined names in Python was about 4 % of a fingerprint read by main content."""
     out: list[lxml.html.HtmlElement] = []
     search = _BOILERPLATE_ATTR.search
     for body in root.iter("body"):
