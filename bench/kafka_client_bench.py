@@ -60,7 +60,9 @@ async def fill(bootstrap: str, topic: str, n: int) -> None:
         await producer.stop()
 
 
-def run_aiokafka(bootstrap: str, src: str, dst: str, n: int) -> None:
+def run_aiokafka(bootstrap: str, src: str, dst: str, n: int, each_ack: bool = False) -> None:
+    """``each_ack``: each message's acknowledgement awaited before the next record is handled, as the
+    router and the scorer do per partition, so every message is a produce request of its own."""
     from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
     async def run() -> None:
@@ -77,8 +79,12 @@ def run_aiokafka(bootstrap: str, src: str, dst: str, n: int) -> None:
                 for records in batch.values():
                     for rec in records:
                         json.loads(rec.value)
-                        futures.append(await producer.send(dst, value=VERDICT, key=b"https://www.example.org/a/%d"
-                                                           % (seen % 5000)))
+                        future = await producer.send(dst, value=VERDICT, key=b"https://www.example.org/a/%d"
+                                                     % (seen % 5000))
+                        if each_ack:
+                            await future
+                        else:
+                            futures.append(future)
                         seen += 1
                 await asyncio.gather(*futures)
             await consumer.commit()
@@ -90,32 +96,7 @@ def run_aiokafka(bootstrap: str, src: str, dst: str, n: int) -> None:
 
 
 def run_aiokafka_each(bootstrap: str, src: str, dst: str, n: int) -> None:
-    """aiokafka as the scorer uses it: each message's acknowledgement awaited before the next record
-    of its partition is handled (here one partition), so every message is a produce request."""
-    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-
-    async def run() -> None:
-        consumer = AIOKafkaConsumer(src, bootstrap_servers=bootstrap, group_id=f"b-{uuid.uuid4().hex}",
-                                    auto_offset_reset="earliest", enable_auto_commit=False)
-        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
-        await consumer.start()
-        await producer.start()
-        try:
-            seen = 0
-            while seen < n:
-                batch = await consumer.getmany(timeout_ms=200, max_records=500)
-                for records in batch.values():
-                    for rec in records:
-                        json.loads(rec.value)
-                        await (await producer.send(dst, value=VERDICT, key=b"https://www.example.org/a/%d"
-                                                   % (seen % 5000)))
-                        seen += 1
-            await consumer.commit()
-        finally:
-            await producer.stop()
-            await consumer.stop()
-
-    asyncio.run(run())
+    run_aiokafka(bootstrap, src, dst, n, each_ack=True)
 
 
 def run_confluent(bootstrap: str, src: str, dst: str, n: int) -> None:
