@@ -542,4 +542,3 @@ def test_whitespace_is_normalised_as_the_two_patterns_did() -> None:
     for _ in range(2000):
         text = "".join(rnd.choice(pieces) for _ in range(rnd.randrange(0, 40)))
         assert normalise_ws(text) == re.sub(r"\s*\n\s*", "\n", _WS.sub(" ", text)).strip(), repr(text)
-
