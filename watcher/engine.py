@@ -24,7 +24,7 @@ from datetime import datetime
 from . import measures as ms
 from . import profiles, step
 from .config import DEFAULT_VOTING, EngineConfig
-from .fingerprint import fingerprint
+from .fingerprint import fingerprint, reading_key
 from .job import Job, repeated, same_reference
 from .job import seed_url as job_seed
 from .model import Behaviour, Capture, Fingerprint, HistoryResult, MeasureResult, Verdict, utc
@@ -57,6 +57,10 @@ def behaviour_of(statuses: Sequence[str]) -> Behaviour:
     return "Oscillating"
 
 
+Readings = dict[tuple[object, ...], Fingerprint]
+"""Fingerprints already made, by :func:`~watcher.fingerprint.reading_key` (:meth:`Engine.read_once`)."""
+
+
 class Engine:
     """Stateless scoring engine; safe to share across histories (not threads)."""
 
@@ -86,9 +90,29 @@ class Engine:
         the whole page as the profile and the history's seed (``seed_url``, else the capture's URL)
         call for."""
         prof = self.profile(profile)
-        seed = as_seed(seed_url or capture.url)
-        return fingerprint(capture, self.config, record=prof.reads_record, words_kept=prof.words_kept,
-                           main_content=self.config.extract.main_content_for(prof.main_content(seed)))
+        return fingerprint(capture, self.config, **self.reading_args(prof, as_seed(seed_url or capture.url)))
+
+    def read_once(self, capture: Capture, profile: Profile, seed: Seed, read: Readings, keep: int = 0) -> Fingerprint:
+        """:meth:`fingerprint`, or the fingerprint ``read`` holds of a capture read before with everything
+        a fingerprint reads the same (:func:`~watcher.fingerprint.reading_key`): a payload that comes
+        back is parsed once.  ``keep`` > 0 bounds ``read`` to the last ``keep`` payloads read."""
+        args = self.reading_args(profile, seed)
+        key = reading_key(capture, **args)
+        fp = read.get(key) if key is not None else None
+        if fp is None:
+            fp = fingerprint(capture, self.config, **args)
+            if key is not None:
+                if keep and len(read) >= keep:
+                    del read[next(iter(read))]  # the oldest (dicts keep their order)
+                read[key] = fp
+        return fp
+
+    def reading_args(self, profile: Profile, seed: Seed) -> dict[str, bool]:
+        """:func:`~watcher.fingerprint.fingerprint`'s options for a capture of ``seed``'s history under
+        ``profile``: the scholarly record and the word sequence where the profile compares them, the
+        main content or the whole page as the profile and the seed call for."""
+        return {"record": profile.reads_record, "words_kept": profile.words_kept,
+                "main_content": self.config.extract.main_content_for(profile.main_content(seed))}
 
     def compare(self, base: Fingerprint, cur: Fingerprint, seed_url: Seed | str = "",
                 profile: Profile | str | None = None, *, state: HistoryState | None = None,
@@ -138,6 +162,7 @@ class Engine:
         resolved once, here)."""
         caps = sorted(captures, key=lambda c: utc(c.timestamp))
         by_digest: dict[str, Fingerprint] = {}
+        read: Readings = {}  # the payloads read in this history
         state = HistoryState()
         prof = self.profile(profile)
         verdicts: list[Verdict] = []
@@ -149,7 +174,7 @@ class Engine:
                 # a revisit without payload: the payload it repeats (the stream reads it from the archive)
                 fp = _with_status(by_digest[dig], c.status)
             elif fp is None:
-                fp = self.fingerprint(c, prof, job.seed)
+                fp = self.read_once(c, prof, job.seed, read)
                 if dig and not fp.is_empty:
                     by_digest.setdefault(dig, fp)
             v, state = self.score(job, c, fp)

@@ -27,7 +27,7 @@ from ..archive.detect import detect_input
 from ..archive.index import IndexEntry, index_archive
 from ..archive.warc import Loaded, RecordLoader, build_capture
 from ..config import Config
-from ..engine import Engine
+from ..engine import Engine, Readings
 from ..errors import DriftlineError
 from ..events.skip import base_mimetype, non_document
 from ..model import Capture, Fingerprint, payload_digest, utc
@@ -79,9 +79,16 @@ def time_us(when: datetime) -> int:
     return int(t.timestamp()) * 1_000_000 + t.microsecond
 
 
-def _fingerprint(engine: Engine, cap: Capture, seed_url: str) -> Fingerprint:
+# Payloads read kept per archive file for their repeats (Engine.read_once): a file holds a URL's captures
+# near one another, and an unchanged page captured again is parsed once.  Bounded: a file is unbounded.
+READ_KEEP = 32
+
+
+def _fingerprint(engine: Engine, cap: Capture, seed_url: str, read: Readings | None = None) -> Fingerprint:
     prof = engine.profile()
-    return engine.fingerprint(cap, prof, Seed.of(seed_url))
+    if read is None:
+        return engine.fingerprint(cap, prof, Seed.of(seed_url))
+    return engine.read_once(cap, prof, Seed.of(seed_url), read, keep=READ_KEEP)
 
 
 def _payloadless(cap: Capture) -> Capture:
@@ -114,6 +121,7 @@ def archive_records(path: str, cfg: Config, engine: Engine, counts: Counts,
             errors.append(ErrorRow(path, "archive_unreadable", p))
         entries = found
     loader = RecordLoader(cfg)
+    read: Readings = {}
     try:
         for e in entries:
             counts["read"] += 1
@@ -122,12 +130,12 @@ def archive_records(path: str, cfg: Config, engine: Engine, counts: Counts,
                 cap = build_capture(e, Loaded(None, e.status, {}, e.mime), is_revisit=False, digest=e.digest)
                 yield Record(e.key, time_us(e.time), e.offset, where_of(e), cap, None, e, scored=False)
                 continue
-            yield _record(e, loader, engine)
+            yield _record(e, loader, engine, read)
     finally:
         loader.close()
 
 
-def _record(e: IndexEntry, loader: RecordLoader, engine: Engine) -> Record:
+def _record(e: IndexEntry, loader: RecordLoader, engine: Engine, read: Readings) -> Record:
     """As ``scan`` builds the capture (:func:`watcher.archive.warc._capture_for`), fingerprinted."""
     where = where_of(e)
     if e.kind == "revisit":
@@ -140,7 +148,7 @@ def _record(e: IndexEntry, loader: RecordLoader, engine: Engine) -> Record:
         loaded = loader.load(e)
         digest = payload_digest(loaded.content) if loaded.content is not None else e.digest
         cap = build_capture(e, loaded, is_revisit=False, digest=digest)
-    fp = _fingerprint(engine, cap, e.url)
+    fp = _fingerprint(engine, cap, e.url, read)
     return Record(e.key, time_us(e.time), e.offset, where, _payloadless(cap), fp, e)
 
 
@@ -172,9 +180,10 @@ def gold_records(directory: str, rows: list[GoldRow], engine: Engine, counts: Co
     (its earliest capture's URL), as ``scan`` does."""
     for history, captures in iter_gold(directory, rows):
         seed_url = captures[0].url if captures else history
+        read: Readings = {}
         for i, cap in enumerate(captures):
             counts["read"] += 1
-            fp = _fingerprint(engine, cap, seed_url)
+            fp = _fingerprint(engine, cap, seed_url, read)
             yield Record(history, time_us(cap.timestamp), i, "", _payloadless(cap), fp)
 
 
