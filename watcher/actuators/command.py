@@ -23,8 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import DriftlineError
 from ..seeds.report import SeedReport
-from .common import apply_recommendation
-from .factory import make_actuator
 from .guidance import guidance_for
 
 if TYPE_CHECKING:
@@ -78,6 +76,8 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     else:
         sys.stdout.write(lines)
     if args.act:
+        from .factory import make_actuator  # the crawlers' HTTP clients: only --act needs them
+
         actuator = make_actuator(cfg.actuator)
         _say_what_act_does(cfg, recs, actuator is not None)
         if actuator is not None:
@@ -114,5 +114,7 @@ def _say_what_act_does(cfg: Config, recs: Sequence[Recommendation], configured: 
 
 
 async def _act(actuator: Any, recs: Sequence[Recommendation]) -> None:
+    from .common import apply_recommendation
+
     for rec in recs:
         await apply_recommendation(actuator, rec)

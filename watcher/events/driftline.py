@@ -15,8 +15,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from ..errors import EventError
 from .fields import check_digest, check_url, check_warc_ref, opt_int, opt_str, parse_time, split_annotations
 from .model import CaptureEvent
@@ -37,6 +35,8 @@ def event_schema() -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _validator() -> Any:
+    import jsonschema  # here, not at import: commands that read no events (scan) do not pay for it
+
     schema = event_schema()
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
@@ -45,7 +45,9 @@ def _validator() -> Any:
 
 def validate_event(obj: Any) -> None:
     """Raise :class:`EventError` (``missing_field`` / ``invalid_field``) unless ``obj`` fits the schema."""
-    error = jsonschema.exceptions.best_match(_validator().iter_errors(obj))
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_validator().iter_errors(obj))
     if error is None:
         return
     where = "/".join(str(p) for p in error.absolute_path) or "(event)"

@@ -27,14 +27,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
 from ..archive.detect import is_url, open_text
 from ..config import Config
 from ..errors import AcquireError, BlockedAddressError, InputError
 from ..model import Capture
-from ..net.http import HttpFetcher
-from .fetch import FetchResult, fetch_raw, run_batch
+
+if TYPE_CHECKING:
+    from ..net.http import HttpFetcher
+    from .fetch import FetchResult
 
 log = logging.getLogger(__name__)
 
@@ -265,6 +268,8 @@ def _parse_cdxj_timemap(text: str, uri_t: str) -> TimeMap:
 
 def _get_timemap_text(url: str, cfg: Config) -> str:
     """A TimeMap document over the guarded client (its page links come from the remote side too)."""
+    from .fetch import run_batch  # the HTTP client (aiohttp) only where a TimeMap is fetched
+
     try:
         res = run_batch(cfg, lambda fetcher: fetcher.fetch(url))
     except BlockedAddressError as exc:
@@ -352,6 +357,7 @@ def _follow_pages(first: TimeMap, cfg: Config, problems: list[str] | None = None
 def timemap_captures(tm: TimeMap, cfg: Config) -> list[Capture]:
     """Fetch every memento of ``tm`` (a few at a time) as raw captures."""
     from ..canonical import original_url
+    from .fetch import fetch_raw, run_batch  # the HTTP client (aiohttp) only where mementos are fetched
 
     async def fetch_all(fetcher: HttpFetcher) -> list[FetchResult]:
         sem = asyncio.Semaphore(_FETCH_WORKERS)
