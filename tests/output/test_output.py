@@ -191,3 +191,38 @@ def test_every_list_of_change_classes_is_the_one_list() -> None:
     assert sorted(SEVERITY) == sorted(CHANGE_CLASSES)
     assert {c for _, c in VERDICT_PAIRS} == set(CHANGE_CLASSES)
     assert set(CHANGE_CLASSES) >= NOT_CHANGE | NOT_OBSERVED
+
+
+def test_json_stays_json_with_line_separators_in_its_strings() -> None:
+    """A page's words in a reason (a page-kind phrase, a title) can hold U+2028, U+2029 or NEL, which
+    JSON leaves unescaped: indenting the written block by lines split the string there and wrote a raw
+    newline into it (invalid JSON)."""
+    import dataclasses
+
+    odd = "soft-404 in title: \u201cNot\u2028found\u2029 here\x85\u201d"
+    rs = [dataclasses.replace(r, verdicts=tuple(dataclasses.replace(v, reason=odd) for v in r.verdicts))
+          for r in results()]
+    out = io.StringIO()
+    write_json(rs, out, CFG)
+    data = json.loads(out.getvalue())
+    reasons = {e["driftline"]["reason"] for block in data.values() for k, e in block.items() if k != SUMMARY_KEY}
+    assert reasons == {odd}
+
+
+def test_jsonl_results_with_line_separators_read_back(tmp_path: Path) -> None:
+    """JSONL keeps U+2028, U+2029 and NEL raw in its strings: ``eval`` and ``review`` read it by "\\n",
+    not by ``str.splitlines`` (which split a record there and refused the file)."""
+    import dataclasses
+
+    from watcher.evaluation.evaluate import load_results
+
+    odd = "text changed\u2028under\u2029a kept title\x85"
+    rs = [dataclasses.replace(r, verdicts=tuple(dataclasses.replace(v, reason=odd) for v in r.verdicts))
+          for r in results()]
+    out = io.StringIO()
+    n = write_jsonl(rs, out, CFG, {})
+    path = tmp_path / "r.jsonl"
+    path.write_text(out.getvalue(), encoding="utf-8")
+    rows = load_results(str(path))
+    assert len(rows) == n == 5
+    assert {r.entry["driftline"]["reason"] for r in rows} == {odd}

@@ -41,7 +41,7 @@ def read_seed_rows(text: str, source: str) -> list[SeedReport]:
     stripped = text.strip()
     try:
         items: Any = json.loads(stripped) if stripped.startswith("[") else [
-            json.loads(line) for line in stripped.splitlines() if line.strip()]
+            json.loads(line) for line in stripped.split("\n") if line.strip()]  # not splitlines(): see evaluate.py
     except ValueError as exc:
         raise DriftlineError(f"{source}: not JSON or JSONL: {exc}", reason="bad_input") from None
     if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):

@@ -125,7 +125,8 @@ def load_results(path: str) -> list[ResultRow]:
     if isinstance(data, dict) and "uri_m" not in data:
         return list(_rows_from_otmt(data))
     rows: list[ResultRow] = []
-    for lineno, line in enumerate(text.splitlines(), 1):
+    # by "\n" only: JSON strings hold U+2028, U+2029 and NEL unescaped, and str.splitlines() splits there
+    for lineno, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:

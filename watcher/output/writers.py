@@ -37,6 +37,7 @@ from .common import (
     uri_m_of,
     uri_t_of,
 )
+from .jsonindent import dumps_indented
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +47,6 @@ CSV_FIELDS = ("history", "url", "uri_m", "capture_time", "baseline_time", "measu
 
 class OutputError(DriftlineError):
     reason = "output"
-
-
-def _indent(text: str, prefix: str) -> str:
-    return "\n".join(prefix + line if line else line for line in text.splitlines())
 
 
 def write_json(results: Iterable[HistoryResult], out: TextIO, cfg: Config,
@@ -70,8 +67,7 @@ def write_json(results: Iterable[HistoryResult], out: TextIO, cfg: Config,
         key = unique_key(uri_t_of(result, uri_t), used_t)
         out.write("\n" if first else ",\n")
         first = False
-        body = json.dumps(block, indent=4, ensure_ascii=False)
-        out.write(f"    {json.dumps(key, ensure_ascii=False)}: " + _indent(body, "    ").lstrip())
+        out.write(f"    {json.dumps(key, ensure_ascii=False)}: " + dumps_indented(block, level=1))
     out.write("\n}\n" if not first else "}\n")
     return n
 

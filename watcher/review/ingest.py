@@ -89,7 +89,8 @@ def iter_result(path: Path) -> Iterator[tuple[Verdict, str | None]]:
             for k, e in block.items() if not k.startswith("__") and isinstance(e, dict))
     except json.JSONDecodeError:
         try:
-            entries = iter([json.loads(line) for line in text.splitlines() if line.strip()])
+            # by "\n" only: JSON strings hold U+2028, U+2029 and NEL unescaped (str.splitlines() splits there)
+            entries = iter([json.loads(line) for line in text.split("\n") if line.strip()])
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}: neither a store nor a driftline scan result (JSON or JSONL): {exc}",
                              reason="unknown_input") from exc
