@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from datetime import UTC, datetime
 from typing import Any, TextIO
@@ -76,11 +77,22 @@ class StderrHandler(logging.StreamHandler[TextIO]):
         """``StreamHandler.__init__`` and ``setStream`` assign it: the current stderr is always used."""
 
 
+_PY4J_PATH = f"{os.sep}py4j{os.sep}"
+
+
+def _not_py4j_chatter(record: logging.LogRecord) -> bool:
+    """False for py4j's records below WARNING: it logs some to the root logger (``logging.info`` in
+    ``java_gateway``), so its logger's level alone does not hold them back."""
+    return record.levelno >= logging.WARNING or not (
+        record.name.startswith("py4j") or _PY4J_PATH in (record.pathname or ""))
+
+
 def setup_logging(level: str = "INFO", fmt: str = "text", stream: TextIO | None = None) -> None:
     """Configure the root logger once (replacing handlers a previous call set).
 
-    Kafka client chatter (aiokafka logs every rebalance at INFO) is kept at
-    WARNING unless ``level`` is DEBUG.
+    Kafka client chatter (aiokafka logs every rebalance at INFO) and Spark's gateway chatter (py4j logs
+    every connection it opens and closes at INFO, a closed one with a traceback) are kept at WARNING
+    unless ``level`` is DEBUG.
     """
     handler: logging.StreamHandler[TextIO] = logging.StreamHandler(stream) if stream is not None else StderrHandler()
     handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
@@ -94,3 +106,5 @@ def setup_logging(level: str = "INFO", fmt: str = "text", stream: TextIO | None 
     if level.upper() != "DEBUG":
         logging.getLogger("aiokafka").setLevel(logging.WARNING)
         logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+        logging.getLogger("py4j").setLevel(logging.WARNING)
+        handler.addFilter(_not_py4j_chatter)

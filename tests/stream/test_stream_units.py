@@ -6,6 +6,7 @@ import base64
 import io
 import json
 import logging
+import os
 from datetime import UTC, datetime
 
 from consumers.publish.messages import alert_message, dead_letter_message, verdict_message
@@ -61,6 +62,35 @@ def test_json_logs_carry_extras() -> None:
     assert (line["topic"], line["partition"], line["offset"], line["level"]) == ("t", 1, 5, "WARNING")
     record = logging.LogRecord("n", logging.ERROR, "f", 1, "boom", None, None)
     assert json.loads(JsonFormatter().format(record))["level"] == "ERROR"
+
+
+def test_client_library_chatter_is_kept_at_warning_unless_debugging() -> None:
+    """aiokafka logs every rebalance and py4j (Spark's gateway) every connection it closes, with a
+    traceback, at INFO: a Spark session closing under a command's INFO log was a screen of noise."""
+    chatty = ("aiokafka", "aiohttp.access", "py4j")
+    levels = {name: logging.getLogger(name).level for name in chatty}
+    stream = io.StringIO()
+    try:
+        setup_logging("INFO", "text", stream=stream)
+        for name in chatty:
+            logging.getLogger(name).info("chatter from %s", name)
+        logging.getLogger("py4j.clientserver").warning("a real problem")
+        # py4j's java_gateway logs some records to the root logger: known by the file they come from
+        root = logging.getLogger()
+        gateway = os.path.join("site-packages", "py4j", "java_gateway.py")
+        for level in (logging.INFO, logging.ERROR):
+            root.handle(root.makeRecord("root", level, gateway, 1056, "Exception while sending command.", (), None))
+        assert stream.getvalue().count("chatter") == 0 and "a real problem" in stream.getvalue()
+        assert stream.getvalue().count("Exception while sending command.") == 1  # the ERROR one
+        for name in chatty:
+            logging.getLogger(name).setLevel(logging.NOTSET)  # as a fresh process has them
+        setup_logging("DEBUG", "text", stream=stream)
+        logging.getLogger("py4j.clientserver").info("chatter from py4j")
+        assert "chatter from py4j" in stream.getvalue()
+    finally:
+        setup_logging("WARNING", "text")
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
 
 
 def test_metrics_are_per_instance_and_named() -> None:
