@@ -102,3 +102,18 @@ def test_a_capture_the_step_fails_on_is_an_error_row(monkeypatch: pytest.MonkeyP
     assert [e.reason for e in errors] == ["score_failed"] and "ValueError: a bug" in errors[0].detail
     assert sum(isinstance(x, Scored) for x in out) == 5
     assert isinstance(out[-1], HistoryEnd) and out[-1].captures == 5
+
+
+def test_session_settings_a_caller_names_win() -> None:
+    """driftline's local session bounds the Python worker's memory (256m) unless spark-submit's
+    arguments name it, or the caller's ``extra`` does: a caller who names a setting gets it."""
+    from watcher.spark.job import PYTHON_WORKER_MEMORY_KEY, session_settings
+
+    local = session_settings("local[2]", None)
+    assert local[PYTHON_WORKER_MEMORY_KEY] == "256m" and local["spark.driver.bindAddress"] == "127.0.0.1"
+    assert session_settings("local[2]", {PYTHON_WORKER_MEMORY_KEY: "1g"})[PYTHON_WORKER_MEMORY_KEY] == "1g"
+    assert PYTHON_WORKER_MEMORY_KEY not in session_settings(
+        "local[1]", None, f"--conf {PYTHON_WORKER_MEMORY_KEY}=512m pyspark-shell")
+    cluster = session_settings("spark://head:7077", {"spark.eventLog.enabled": "true"})
+    assert PYTHON_WORKER_MEMORY_KEY not in cluster and "spark.driver.host" not in cluster
+    assert cluster["spark.eventLog.enabled"] == "true" and cluster["spark.ui.enabled"] == "false"

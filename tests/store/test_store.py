@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.storecases import T0, make_fp, make_verdict
+from watcher.compact import MAX_STORED_TERMS
 from watcher.config import StoreConfig
 from watcher.errors import ConfigError, StoreError
 from watcher.model import Fingerprint, MeasureResult, Verdict
@@ -32,7 +33,7 @@ from watcher.store import (
     open_store,
     reduce_fingerprint,
 )
-from watcher.store.codec import MAX_STORED_TERMS, encode_state
+from watcher.store.codec import encode_state
 from watcher.store.sqlite import SCHEMA_VERSION
 
 # -- codec ------------------------------------------------------------------
