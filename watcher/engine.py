@@ -95,7 +95,8 @@ class Engine:
     def read_once(self, capture: Capture, profile: Profile, seed: Seed, read: Readings, keep: int = 0) -> Fingerprint:
         """:meth:`fingerprint`, or the fingerprint ``read`` holds of a capture read before with everything
         a fingerprint reads the same (:func:`~watcher.fingerprint.reading_key`): a payload that comes
-        back is parsed once.  ``keep`` > 0 bounds ``read`` to the last ``keep`` payloads read."""
+        back is parsed once.  ``keep`` > 0 bounds ``read`` to the last ``keep`` payloads read.  ``read``
+        belongs to this engine: its configuration is not in the key."""
         args = self.reading_args(profile, seed)
         key = reading_key(capture, **args)
         fp = read.get(key) if key is not None else None
