@@ -132,7 +132,7 @@ def scan(inputs: Sequence[str], cfg: Config, out: str | None, fmt: str | None = 
     from .output import write_results
     from .sources import iter_histories
 
-    it = iter_histories(inputs, cfg)
+    it = iter_histories(inputs, cfg, workers or worker_count(cfg))
     counts = {"histories": 0, "captures": 0, "off-topic": 0, "empty": 0, "error": 0, "unreadable captures": 0,
               "unreadable inputs": 0, "skipped non-documents": 0}
 

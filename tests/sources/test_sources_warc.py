@@ -227,3 +227,33 @@ def test_bad_content_encoding_does_not_lose_the_capture(tmp_path: Path) -> None:
     assert hs["org,example)/plain"][0].content == HTML1
     cut = hs["org,example)/cut"][0].content
     assert cut is not None and cut.startswith(HTML1[:40])
+
+
+def test_archives_indexed_in_several_processes_give_the_same_histories(tmp_path: Path) -> None:
+    """A directory's archives are indexed at once, one process each (every file is read before the
+    first history is scored): the same histories, captures and unreadable parts as one process
+    reading them in turn, revisits whose originals lie in another file and a damaged file
+    included, in the same order."""
+    from tests.fixtures.wacz import collection_warc, write_wacz
+    from watcher.config import load_config
+    from watcher.sources import iter_histories
+
+    crawl = tmp_path / "crawl"
+    crawl.mkdir()
+    collection_warc(crawl)
+    broken = crawl / "crawl-3.warc.gz"  # a record, then garbage where the next record should be
+    collection_warc(tmp_path, sites=1, captures=2, revisits=False, host="other")
+    broken.write_bytes((tmp_path / "crawl-1.warc.gz").read_bytes() + b"not a WARC record\r\n" * 20)
+    pkg = write_wacz(tmp_path / "more.wacz", [tmp_path / "crawl-2.warc.gz"])
+    cfg = load_config()
+
+    def read(workers: int) -> tuple[list[tuple[str, list[tuple[str, str, bytes | None, bool]]]], list[str]]:
+        it = iter_histories([str(crawl), str(pkg)], cfg, workers)
+        histories = [(h, [(c.url, c.timestamp.isoformat(), c.content, c.is_revisit) for c in caps]) for h, caps in it]
+        return histories, it.unreadable
+
+    one, several = read(1), read(4)
+    assert several == one
+    histories, unreadable = several
+    assert len(histories) >= 8 and any(rev for _, caps in histories for *_, rev in caps)
+    assert len(unreadable) == 1 and "crawl-3" in unreadable[0]

@@ -40,8 +40,9 @@ class HistoryIterator:
     """Iterator of ``(history, captures)`` that also records each history's
     URI-T (``uri_t[history]``) for the output writers."""
 
-    def __init__(self, inputs: Sequence[str], cfg: Config) -> None:
+    def __init__(self, inputs: Sequence[str], cfg: Config, workers: int = 1) -> None:
         self._cfg = cfg
+        self._workers = workers
         self.uri_t: dict[str, str] = {}
         self.kinds: dict[str, InputKind] = {}
         # Inputs or parts of inputs that could not be read (a TimeMap page, an
@@ -109,17 +110,11 @@ class HistoryIterator:
             yield from held.items()
             return
         entries: list[IndexEntry] = []
-        for source in archives:
-            kind = self.kinds[source]
-            before = len(entries)
-            if kind in ("warc", "arc"):
-                entries.extend(index_archive(source, cfg, source=kind, problems=self.unreadable))
-            elif kind == "wacz":  # its WARCs, read in place (watcher.archive.wacz)
-                for member in archive_members(source):
-                    entries.extend(index_archive(member, cfg, source="warc", problems=self.unreadable))
-            else:
-                entries.extend(index_cdx(source, cfg, kind))
-            log.info("%s: %d records indexed (%s)", source, len(entries) - before, kind)
+        tasks = [(source, self.kinds[source]) for source in archives]
+        for (source, kind), (found, problems) in zip(tasks, _index_all(tasks, cfg, self._workers), strict=True):
+            entries.extend(found)
+            self.unreadable.extend(problems)
+            log.info("%s: %d records indexed (%s)", source, len(found), kind)
         self.total_captures += len(entries)
         self.total_known = True
         for history, captures in iter_archive_histories(entries, cfg, self.skipped):
@@ -131,6 +126,34 @@ class HistoryIterator:
             log.info("skipped %d non-document captures (%s; events.document_mimetypes)", sum(self.skipped.values()),
                      ", ".join(f"{m} {c}" for m, c in self.skipped.most_common(5)))
         yield from held.items()
+
+
+def index_input(source: str, kind: InputKind, cfg: Config) -> tuple[list[IndexEntry], list[str]]:
+    """The index entries of one archive input, and a line per part of it that could not be read."""
+    problems: list[str] = []
+    if kind in ("warc", "arc"):
+        return list(index_archive(source, cfg, source=kind, problems=problems)), problems
+    if kind == "wacz":  # its WARCs, read in place (watcher.archive.wacz)
+        found = [e for member in archive_members(source)
+                 for e in index_archive(member, cfg, source="warc", problems=problems)]
+        return found, problems
+    return list(index_cdx(source, cfg, kind)), problems
+
+
+def _index_all(tasks: list[tuple[str, InputKind]], cfg: Config, workers: int
+               ) -> Iterator[tuple[list[IndexEntry], list[str]]]:
+    """:func:`index_input` of every task, in order.  Why in several processes: every archive is read
+    whole before the first history can be scored (a URL's captures may lie in any file), so with one
+    process the other cores wait for a directory's files to be read one after another."""
+    n = min(workers, len(tasks))
+    if n <= 1:
+        for source, kind in tasks:
+            yield index_input(source, kind, cfg)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=n) as pool:
+        yield from pool.map(index_input, *zip(*tasks, strict=True), [cfg] * len(tasks))
 
 
 def expand_inputs(inputs: Sequence[str]) -> list[str]:
@@ -165,13 +188,14 @@ def merge_captures(first: list[Capture], second: list[Capture]) -> list[Capture]
     return merged
 
 
-def iter_histories(inputs: Sequence[str], cfg: Config) -> HistoryIterator:
+def iter_histories(inputs: Sequence[str], cfg: Config, workers: int = 1) -> HistoryIterator:
     """Histories of captures from batch ``inputs`` (paths or TimeMap URLs).
 
     Raises :class:`InputError` up front for a missing, unreadable or
     unrecognised input; damaged archives are read as far as possible.
+    ``workers``: archive files indexed at once, each in a process of its own.
     """
-    return HistoryIterator(inputs, cfg)
+    return HistoryIterator(inputs, cfg, workers)
 
 
 def labels_path(path: str) -> Path:
