@@ -20,6 +20,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from typing import Any, Protocol, TextIO, TypeVar
 
 from . import lang
+from .archive.warc import ArchiveHistory
 from .config import Config, EngineConfig
 from .engine import Engine
 from .fingerprint import UNREADABLE
@@ -42,9 +43,21 @@ def _init_worker(cfg: EngineConfig) -> None:
     _ENGINE = Engine(cfg)
 
 
-def _score(history: str, captures: list[Capture]) -> HistoryResult:
+Located = dict[tuple[str, str, str], str]
+"""Where each capture of a history was read: (history, capture time, URL) -> its locator."""
+
+
+def _score(history: str, item: list[Capture] | ArchiveHistory) -> tuple[HistoryResult, Located]:
     assert _ENGINE is not None, "worker not initialised"
-    return _ENGINE.scan_history(history, captures)
+    return _scored(_ENGINE, history, item)
+
+
+def _scored(engine: Engine, history: str, item: list[Capture] | ArchiveHistory) -> tuple[HistoryResult, Located]:
+    """A history's result and where its captures were read (``driftline review`` reads it), an archive's
+    records read here, in the process that scores them."""
+    captures = item.load() if isinstance(item, ArchiveHistory) else item
+    located = {(c.history or history, ts14(c.timestamp), c.url): c.locator for c in captures if c.locator}
+    return engine.scan_history(history, captures), located
 
 
 def worker_count(cfg: Config) -> int:
@@ -54,11 +67,19 @@ def worker_count(cfg: Config) -> int:
 def score_histories(histories: Iterable[tuple[str, list[Capture]]], cfg: Config,
                     workers: int | None = None) -> Iterator[HistoryResult]:
     """Score every history; yields results in input order."""
+    for result, _ in score_located(histories, cfg, workers):
+        yield result
+
+
+def score_located(histories: Iterable[tuple[str, list[Capture] | ArchiveHistory]], cfg: Config,
+                  workers: int | None = None) -> Iterator[tuple[HistoryResult, Located]]:
+    """Score every history (an archive's read by the worker that scores it); yields each result with
+    where its captures were read, in input order."""
     n = workers or worker_count(cfg)
     engine = Engine(cfg.engine)  # validates measure names before any work starts
     if n <= 1:
-        for history, caps in histories:
-            yield engine.scan_history(history, caps)
+        for history, item in histories:
+            yield _scored(engine, history, item)
         return
     # The language model is loaded here, once, before the workers fork (unpacked, or read from the
     # cache folder: watcher.langmodel), not again by each worker on its first page.
@@ -148,17 +169,15 @@ def scan(inputs: Sequence[str], cfg: Config, out: str | None, fmt: str | None = 
                                                  for v in r.verdicts)
             yield r
 
-    sources: dict[tuple[str, str, str], str] = {}
+    sources: Located = {}
 
-    def located(histories: Iterable[tuple[str, list[Capture]]]) -> Iterator[tuple[str, list[Capture]]]:
+    def located(scored: Iterable[tuple[HistoryResult, Located]]) -> Iterator[HistoryResult]:
         """Each capture's locator, kept in this process for the writer (``driftline review`` reads it)."""
-        for history, caps in histories:
-            for c in caps:
-                if c.locator:
-                    sources[(c.history or history, ts14(c.timestamp), c.url)] = c.locator
-            yield history, caps
+        for result, where in scored:
+            sources.update(where)
+            yield result
 
-    results = _progress(counted(score_histories(located(it), cfg, workers)), cfg.scan.progress, it)
+    results = _progress(counted(located(score_located(it.items(), cfg, workers))), cfg.scan.progress, it)
     write_results(results, out, fmt or cfg.scan.format, cfg, it.uri_t, sources)
     counts["unreadable inputs"] = len(it.unreadable)
     # stylesheets, scripts, images in the archives: not scored (events.document_mimetypes), as in the stream

@@ -130,8 +130,10 @@ def bytes_missing(raw_stream: Any) -> int:
 class RecordLoader:
     """Loads single records by (file, offset), keeping files open per history."""
 
-    def __init__(self, cfg: Config) -> None:
-        self._max = cfg.engine.extract.max_bytes
+    def __init__(self, cfg: Config | None = None, *, max_bytes: int | None = None) -> None:
+        if cfg is None and max_bytes is None:
+            raise TypeError("RecordLoader needs the configuration or max_bytes")
+        self._max = cfg.engine.extract.max_bytes if cfg is not None else int(max_bytes or 0)
         self._files: dict[str, IO[bytes]] = {}
 
     def close(self) -> None:
@@ -234,10 +236,32 @@ def skip_non_documents(entries: list[IndexEntry], resolver: RevisitResolver, cfg
     return kept
 
 
-def iter_archive_histories(entries: list[IndexEntry], cfg: Config,
-                           skipped: Counter[str] | None = None) -> Iterator[tuple[str, list[Capture]]]:
-    """Group ``entries`` by URL key and yield each history with its payloads
-    (non-documents left out and counted in ``skipped``, see :func:`skip_non_documents`)."""
+@dataclass(frozen=True, slots=True)
+class ArchiveHistory:
+    """A history's records, read where the history is scored rather than where the archives were
+    indexed.  Why: a scan's main process read every record and sent each payload to a worker, at
+    about a fifth of a worker's CPU per capture, so it could feed four or five workers and no more;
+    only these entries travel now.  ``records``: each record in capture-time order with, for a
+    revisit, the original it repeats (``None`` when none is among the inputs)."""
+
+    key: str
+    records: tuple[tuple[IndexEntry, IndexEntry | None], ...]
+    max_bytes: int
+
+    def load(self) -> list[Capture]:
+        """The captures with their payloads, as :func:`iter_archive_histories` gives them."""
+        loader = RecordLoader(max_bytes=self.max_bytes)
+        try:
+            return [_capture_for(e, loader, original) for e, original in self.records]
+        finally:
+            loader.close()
+
+
+def archive_histories(entries: list[IndexEntry], cfg: Config,
+                      skipped: Counter[str] | None = None) -> Iterator[ArchiveHistory]:
+    """Group ``entries`` by URL key, in key order, each history's records in capture-time order
+    (duplicates dropped, revisits paired with their originals, non-documents left out and counted
+    in ``skipped``, see :func:`skip_non_documents`)."""
     entries = dedupe(entries)
     resolver = RevisitResolver(entries, cfg)
     entries = skip_non_documents(entries, resolver, cfg, skipped)
@@ -245,17 +269,19 @@ def iter_archive_histories(entries: list[IndexEntry], cfg: Config,
     for e in entries:
         groups[e.key].append(e)
     for key in sorted(groups):
-        loader = RecordLoader(cfg)
-        captures: list[Capture] = []
-        try:
-            for e in sorted(groups[key], key=lambda x: (x.time, x.offset)):
-                captures.append(_capture_for(e, loader, resolver))
-        finally:
-            loader.close()
-        yield key, captures
+        ordered = sorted(groups[key], key=lambda x: (x.time, x.offset))
+        yield ArchiveHistory(key, tuple((e, resolver.resolve(e) if e.kind == "revisit" else None) for e in ordered),
+                             cfg.engine.extract.max_bytes)
 
 
-def _capture_for(e: IndexEntry, loader: RecordLoader, resolver: RevisitResolver) -> Capture:
+def iter_archive_histories(entries: list[IndexEntry], cfg: Config,
+                           skipped: Counter[str] | None = None) -> Iterator[tuple[str, list[Capture]]]:
+    """:func:`archive_histories`, each history with its payloads read here."""
+    for history in archive_histories(entries, cfg, skipped):
+        yield history.key, history.load()
+
+
+def _capture_for(e: IndexEntry, loader: RecordLoader, original: IndexEntry | None) -> Capture:
     if e.kind != "revisit":
         if e.truncated:  # found cut while indexing: not read again
             return build_capture(e, Loaded(None, e.status, {}, e.mime, error="truncated"), is_revisit=False,
@@ -263,7 +289,6 @@ def _capture_for(e: IndexEntry, loader: RecordLoader, resolver: RevisitResolver)
         loaded = loader.load(e)
         digest = payload_digest(loaded.content) if loaded.content is not None else e.digest
         return build_capture(e, loaded, is_revisit=False, digest=digest)
-    original = resolver.resolve(e)
     if original is None:
         log.info("revisit of %s at %s: original capture not among the inputs", e.url, ts14(e.time))
         return build_capture(e, Loaded(None, e.status, {}, e.mime), is_revisit=True, digest=e.digest)

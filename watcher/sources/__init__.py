@@ -23,7 +23,7 @@ from pathlib import Path
 from ..archive.detect import InputKind, archive_dir_files, detect_input, gold_labels_file
 from ..archive.index import IndexEntry, index_archive, index_cdx
 from ..archive.wacz import archive_members
-from ..archive.warc import iter_archive_histories
+from ..archive.warc import ArchiveHistory, archive_histories
 from ..canonical import url_key
 from ..config import Config
 from ..errors import InputError
@@ -82,9 +82,16 @@ class HistoryIterator:
         return self
 
     def __next__(self) -> tuple[str, list[Capture]]:
-        return next(self._gen)
+        history, item = next(self._gen)
+        return history, item.load() if isinstance(item, ArchiveHistory) else item
 
-    def _run(self, inputs: list[str]) -> Iterator[tuple[str, list[Capture]]]:
+    def items(self) -> Iterator[tuple[str, list[Capture] | ArchiveHistory]]:
+        """The same histories, an archive's not yet read (:class:`ArchiveHistory`: its records are read
+        where it is scored, a scan's worker, so only index entries travel); the same iterator as this
+        one, not a copy."""
+        return self._gen
+
+    def _run(self, inputs: list[str]) -> Iterator[tuple[str, list[Capture] | ArchiveHistory]]:
         cfg = self._cfg
         archives = [s for s in inputs if self.kinds[s] not in ("gold", "timemap")]
         # With archive inputs too, TimeMap histories wait for them: a seed's
@@ -117,11 +124,13 @@ class HistoryIterator:
             log.info("%s: %d records indexed (%s)", source, len(found), kind)
         self.total_captures += len(entries)
         self.total_known = True
-        for history, captures in iter_archive_histories(entries, cfg, self.skipped):
-            if history in held:
-                captures = merge_captures(held.pop(history), captures)
+        for records in archive_histories(entries, cfg, self.skipped):
+            history = records.key
             self.uri_t.setdefault(history, f"history:{history}")
-            yield history, captures
+            if history in held:
+                yield history, merge_captures(held.pop(history), records.load())
+            else:
+                yield history, records  # read where it is scored (items())
         if self.skipped:
             log.info("skipped %d non-document captures (%s; events.document_mimetypes)", sum(self.skipped.values()),
                      ", ".join(f"{m} {c}" for m, c in self.skipped.most_common(5)))
