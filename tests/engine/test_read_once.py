@@ -39,7 +39,7 @@ def scan_counting(monkeypatch: pytest.MonkeyPatch, caps: list[Capture], *,
     """The scan of ``caps`` and how many captures it read (parsed); ``memo=False``: every key a new one,
     so every capture is read, as before the memo."""
     reads = 0
-    real = engine_mod.fingerprint
+    real = fingerprint
 
     def counted(*a: Any, **k: Any) -> Any:
         nonlocal reads
@@ -132,7 +132,7 @@ def test_spark_reads_a_repeated_payload_of_a_file_once(monkeypatch: pytest.Monke
 
     def fps(memo: bool) -> tuple[list[Any], int]:
         reads = 0
-        real = engine_mod.fingerprint
+        real = fingerprint
 
         def counted(*a: Any, **k: Any) -> Any:
             nonlocal reads
