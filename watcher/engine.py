@@ -150,7 +150,7 @@ class Engine:
 
     def reading(self, profile: Profile, seed: Seed) -> tuple[bool, bool]:
         """How this engine reads a capture of ``seed``'s history under ``profile``: (main content, stemmed)."""
-        return self.config.extract.main_content_for(profile.main_content(seed)), self.config.tokens.stemming
+        return self.reading_args(profile, seed)["main_content"], self.config.tokens.stemming
 
     def score(self, job: Job, cap: Capture, fp: Fingerprint) -> tuple[Verdict, HistoryState]:
         """:meth:`score_next` for ``cap`` (fingerprint ``fp``) with what its ``job`` resolved."""

@@ -34,23 +34,28 @@ def cap(i: int, content: bytes | None, **kw: Any) -> Capture:
                    uri_m=f"urn:test:{i}", **kw)
 
 
+class Reads:
+    """How many captures were read (parsed) while it is installed; ``memo=False`` makes every key a new
+    one, so every capture is read, as before the memo."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, *, memo: bool = True) -> None:
+        self.count = 0
+
+        def counted(*a: Any, **k: Any) -> Any:
+            self.count += 1
+            return fingerprint(*a, **k)
+
+        monkeypatch.setattr(engine_mod, "fingerprint", counted)
+        if not memo:
+            monkeypatch.setattr(engine_mod, "reading_key", lambda c, **k: None)
+
+
 def scan_counting(monkeypatch: pytest.MonkeyPatch, caps: list[Capture], *,
                   memo: bool = True) -> tuple[HistoryResult, int]:
-    """The scan of ``caps`` and how many captures it read (parsed); ``memo=False``: every key a new one,
-    so every capture is read, as before the memo."""
-    reads = 0
-    real = fingerprint
-
-    def counted(*a: Any, **k: Any) -> Any:
-        nonlocal reads
-        reads += 1
-        return real(*a, **k)
-
-    monkeypatch.setattr(engine_mod, "fingerprint", counted)
-    if not memo:
-        monkeypatch.setattr(engine_mod, "reading_key", lambda c, **k: None)
+    """The scan of ``caps`` and how many captures it read."""
+    reads = Reads(monkeypatch, memo=memo)
     try:
-        return Engine(EngineConfig()).scan_history("org,riverside-rights)/", caps), reads
+        return Engine(EngineConfig()).scan_history("org,riverside-rights)/", caps), reads.count
     finally:
         monkeypatch.undo()
 
@@ -131,24 +136,14 @@ def test_spark_reads_a_repeated_payload_of_a_file_once(monkeypatch: pytest.Monke
     engine = Engine(cfg.engine)
 
     def fps(memo: bool) -> tuple[list[Any], int]:
-        reads = 0
-        real = fingerprint
-
-        def counted(*a: Any, **k: Any) -> Any:
-            nonlocal reads
-            reads += 1
-            return real(*a, **k)
-
-        monkeypatch.setattr(engine_mod, "fingerprint", counted)
-        if not memo:
-            monkeypatch.setattr(engine_mod, "reading_key", lambda c, **k: None)
+        reads = Reads(monkeypatch, memo=memo)
         errors: list[ErrorRow] = []
         try:
             got = [r.fp for r in archive_records(str(warc), cfg, engine, Counter(), errors)]
         finally:
             monkeypatch.undo()
         assert errors == []
-        return got, reads
+        return got, reads.count
 
     (once, reads), (every, reads_all) = fps(True), fps(False)
     assert once == every and len(once) == 5

@@ -249,7 +249,7 @@ class ArchiveHistory:
     max_bytes: int
 
     def load(self) -> list[Capture]:
-        """The captures with their payloads, as :func:`iter_archive_histories` gives them."""
+        """The captures with their payloads, revisits with their originals' payloads."""
         loader = RecordLoader(max_bytes=self.max_bytes)
         try:
             return [_capture_for(e, loader, original) for e, original in self.records]
@@ -272,13 +272,6 @@ def archive_histories(entries: list[IndexEntry], cfg: Config,
         ordered = sorted(groups[key], key=lambda x: (x.time, x.offset))
         yield ArchiveHistory(key, tuple((e, resolver.resolve(e) if e.kind == "revisit" else None) for e in ordered),
                              cfg.engine.extract.max_bytes)
-
-
-def iter_archive_histories(entries: list[IndexEntry], cfg: Config,
-                           skipped: Counter[str] | None = None) -> Iterator[tuple[str, list[Capture]]]:
-    """:func:`archive_histories`, each history with its payloads read here."""
-    for history in archive_histories(entries, cfg, skipped):
-        yield history.key, history.load()
 
 
 def _capture_for(e: IndexEntry, loader: RecordLoader, original: IndexEntry | None) -> Capture:

@@ -32,23 +32,8 @@ def _float(value: float) -> str:
     return _float_repr(value)
 
 
-def _key(key: object) -> str:
-    if isinstance(key, str):
-        return _escape(key)
-    if key is True:
-        return '"true"'
-    if key is False:
-        return '"false"'
-    if key is None:
-        return '"null"'
-    if isinstance(key, float):
-        return '"' + _float(key) + '"'
-    if isinstance(key, int):
-        return '"' + _int_repr(key) + '"'
-    raise TypeError(f"keys must be str, int, float, bool or None, not {key.__class__.__name__}")
-
-
-def _value(value: object, level: int, step: str) -> str:
+def _scalar(value: object) -> str | None:
+    """A string, a number, a constant as ``json`` writes it; ``None`` for anything else."""
     if isinstance(value, str):
         return _escape(value)
     if value is None:
@@ -61,6 +46,20 @@ def _value(value: object, level: int, step: str) -> str:
         return _int_repr(value)
     if isinstance(value, float):
         return _float(value)
+    return None
+
+
+def _key(key: object) -> str:
+    text = _scalar(key)
+    if text is None:
+        raise TypeError(f"keys must be str, int, float, bool or None, not {key.__class__.__name__}")
+    return text if isinstance(key, str) else '"' + text + '"'
+
+
+def _value(value: object, level: int, step: str) -> str:
+    text = _scalar(value)
+    if text is not None:
+        return text
     if isinstance(value, dict):
         if not value:
             return "{}"
