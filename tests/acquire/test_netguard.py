@@ -341,7 +341,8 @@ async def test_batch_timemap_uri_ms_are_guarded_and_bombs_capped(archive: Archiv
     for stamp in ("20200101000001", "20200101000002", "20200101000003"):
         redirected = by_uri[f"{archive.base}/web/{stamp}/http://site.example/"]
         assert redirected.content is None and redirected.error == "blocked_address", stamp
-    hostile = [c for c in caps if not c.uri_m.startswith(archive.base)]
+    assert all(c.uri_m is not None for c in caps)  # every capture names its memento
+    hostile = [c for c in caps if c.uri_m is None or not c.uri_m.startswith(archive.base)]
     assert hostile and all(c.error == "blocked_address" and c.content is None for c in hostile)
     assert len(archive.requests) == 4
     assert canary.hits == []

@@ -33,6 +33,7 @@ from tests.fixtures.crawlers import (
     heritrix_server,
 )
 from watcher.actuators import (
+    ActionRequest,
     ActuatorConfig,
     ActuatorError,
     BrowsertrixActuator,
@@ -240,20 +241,20 @@ async def test_heritrix_overlay_failures(heritrix: FakeHeritrix) -> None:
     assert not any(r["path"] == "/engine/job/stuck/script" for r in heritrix.received)
 
 
-async def test_heritrix_script_failure_still_unpauses(heritrix: FakeHeritrix) -> None:
+async def test_heritrix_script_failure_still_unpauses(heritrix: FakeHeritrix, monkeypatch: pytest.MonkeyPatch) -> None:
     # An overlay target the fake's sheet manager cannot parse: the script fails, the job is unpaused.
     act = HeritrixActuator(hcfg(heritrix))
     rec = deprioritise()
     original = act.plan_deprioritise
 
-    def broken(r: Recommendation) -> Any:
+    def broken(r: Recommendation) -> tuple[ActionRequest, ...]:
         steps = list(original(r))
         form = dict(steps[3].form)
         form["script"] = form["script"].replace("putSheetOverlay(sheet", "putSheetOverlay(nosheet")
         steps[3] = type(steps[3])(kind="http", method="POST", url=steps[3].url, form=form)
         return tuple(steps)
 
-    act.plan_deprioritise = broken  # type: ignore[method-assign]
+    monkeypatch.setattr(act, "plan_deprioritise", broken)
     with pytest.raises(ActuatorError) as err:
         await act.act(rec)
     assert err.value.reason == "script_failed"
@@ -275,7 +276,7 @@ async def test_precedence_file_and_recrawl_schedule(tmp_path: Path) -> None:
     sched = tmp_path / "recrawl.tsv"
     cfg = ActuatorConfig(kind="heritrix", dry_run=False, heritrix_guidance="precedence-file",
                          heritrix_precedence_file=str(prec), recrawl_schedule_file=str(sched),
-                         act_on=["deprioritise-seed", "recrawl-interval"])
+                         act_on=("deprioritise-seed", "recrawl-interval"))
     prec.parent.mkdir()
     prec.write_text("http://other.example/ 3\n" + f"{SEED} 7\n")
     act = HeritrixActuator(cfg)

@@ -51,7 +51,7 @@ def test_environment_overrides(tmp_path: Path) -> None:
 def test_config_is_frozen_and_validated(tmp_path: Path) -> None:
     cfg = load_config(DEFAULT_CONFIG, environ={})
     with pytest.raises(Exception, match="frozen"):
-        cfg.log_level = "DEBUG"  # type: ignore[misc]
+        cfg.log_level = "DEBUG"  # frozen: refused at run time (pydantic's model_config, unseen by mypy)
     bad = tmp_path / "bad.yaml"
     bad.write_text("metrics:\n  port: not-a-port\nstore:\n  colour: blue\n")
     with pytest.raises(ConfigError) as err:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from pydantic import SecretStr
 
 from consumers.app import ConsumerApp
 from consumers.client import produce, read_topic
@@ -74,7 +75,7 @@ def test_store_errors_never_show_the_dsn_password(caplog: pytest.LogCaptureFixtu
     texts: list[str] = []
     for dsn in (unreachable, malformed):
         try:
-            store = open_store(StoreConfig(backend="postgres", dsn=dsn))
+            store = open_store(StoreConfig(backend="postgres", dsn=SecretStr(dsn)))
             store.get_state("org,example)/")
             store.close()
         except DriftlineError as exc:

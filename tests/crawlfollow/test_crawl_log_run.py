@@ -13,7 +13,7 @@ import pytest
 
 from consumers.crawllog import CrawlLogRunner
 from tests.fixtures.crawllog import bad_lines, collection, follow_config, follow_settings, repeated, skipped_lines
-from tests.fixtures.streamcheck import _batch
+from tests.fixtures.streamcheck import Batch, _batch
 from watcher.canonical import url_key
 from watcher.config import Config
 from watcher.crawlfollow.follow import Position
@@ -26,7 +26,7 @@ def newest_verdicts(store: BaselineStore, urls: set[str]) -> dict[str, Verdict]:
     return {v.verdict_id: v for url in urls for v in store.recent_verdicts(url_key(url), 1000)}
 
 
-def same_as_batch(batch: dict[str, tuple[str, str, str | None, bool, str]], got: dict[str, Verdict]) -> None:
+def same_as_batch(batch: Batch, got: dict[str, Verdict]) -> None:
     assert set(got) == set(batch), (len(got), len(batch))
     differ = [(vid, b[:4], (v.status, v.change, v.reason, v.baseline_time is not None))
               for vid, b in batch.items() for v in [got[vid]]

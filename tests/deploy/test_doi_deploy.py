@@ -29,7 +29,7 @@ needs_promtool = pytest.mark.skipif(PROMTOOL is None, reason="promtool not insta
 
 
 def exported() -> set[str]:
-    names = set()
+    names: set[str] = set()
     for fam in DoiMetrics().registry.collect():
         names.update(s.name for s in fam.samples)
         names.add(fam.name)

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
+from pydantic import SecretStr
 
 from tests.fixtures.webserver import serve
 from watcher.cli import main
@@ -111,7 +112,7 @@ def test_registry_sqlite_persists(tmp_path: Path) -> None:
 @pytest.mark.postgres
 def test_registry_postgres(postgres_dsn: str) -> None:
     pytest.importorskip("psycopg")
-    with open_registry(StoreConfig(backend="postgres", dsn=postgres_dsn)) as reg:
+    with open_registry(StoreConfig(backend="postgres", dsn=SecretStr(postgres_dsn))) as reg:
         _registry_roundtrip(reg)
 
 

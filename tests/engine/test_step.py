@@ -175,7 +175,7 @@ def test_redirects_and_errors_are_never_baselines(status: int) -> None:
             b"<p>The document has moved <a href='https://example.org/donate/'>here</a>.</p></body></html>"
     page = textgen.html(BASE)
     for policy in ("first", "first-valid", "rolling", "pinned"):
-        r = Engine(EngineConfig(baseline=BaselineConfig(policy=policy))).scan_history(  # type: ignore[arg-type]
+        r = Engine(EngineConfig(baseline=BaselineConfig(policy=policy))).scan_history(
             "h", [cap(0, moved, status=status), cap(1, page), cap(2, page)])
         assert [v.change for v in r.verdicts][1:] == ["baseline", "unchanged"], policy
         assert r.verdicts[0].baseline_time is None and r.verdicts[2].baseline_time == T0 + timedelta(days=30)

@@ -29,7 +29,7 @@ def test_headed_drops_a_detail_that_repeats_its_head() -> None:
 def test_empty_captures_read_no_content_once() -> None:
     page = textgen.html(textgen.document(["river", "law", "music", "garden"]))
     for profile in ("collection", "text", "doi"):
-        r = Engine(EngineConfig(profile=profile)).scan_history(  # type: ignore[arg-type]
+        r = Engine(EngineConfig(profile=profile)).scan_history(
             "org,example)/news/item", [_cap(0, b""), _cap(1, page), _cap(2, b"")])
         reasons = [v.reason for v in r.verdicts]
         assert all("(no content)" not in x for x in reasons), (profile, reasons)

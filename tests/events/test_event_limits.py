@@ -105,14 +105,24 @@ def test_unknown_input_topic_format_fails_at_start_up_in_one_line(tmp_path: Path
     check_formats({"a": "auto", "b": "crawl-log"})  # known ones pass
 
 
+class _KeepRecords(logging.Handler):
+    """A handler that keeps every record that reaches it, in ``into``."""
+
+    def __init__(self, into: list[logging.LogRecord]) -> None:
+        super().__init__()
+        self.into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.into.append(record)
+
+
 def test_rate_limit_filter_lets_one_line_per_kind_per_interval() -> None:
     now = [0.0]
     limit = RateLimitFilter(10.0, clock=lambda: now[0])
     logger = logging.getLogger("aiokafka.test-limit")
     logger.propagate = False
     seen: list[logging.LogRecord] = []
-    handler = logging.Handler()
-    handler.emit = seen.append  # type: ignore[method-assign]
+    handler = _KeepRecords(seen)
     logger.addHandler(handler)
     logger.addFilter(limit)
     try:

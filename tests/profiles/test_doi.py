@@ -106,7 +106,7 @@ def _redesign_pairs(seeds: range) -> list[tuple[str, str, str, dp.Article]]:
 
 def test_redesigns_that_keep_the_record_are_unchanged_or_layout() -> None:
     pairs = _redesign_pairs(range(3))
-    got = Counter()
+    got: Counter[str] = Counter()
     wrong = []
     for what, base, cur, a in pairs:
         b, c = fp(base), fp(cur)

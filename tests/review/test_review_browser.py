@@ -173,8 +173,8 @@ def test_curator_loop_on_a_gold_subset(chromium_path: Path, gold_dir: Path, tmp_
         n = page.locator("tr[data-verdict-id]").count()
         assert n > 0
         labelled = 0
-        for i in range(min(n, 10)):
-            row = page.locator("tr[data-verdict-id]").nth(i)
+        for k in range(min(n, 10)):
+            row = page.locator("tr[data-verdict-id]").nth(k)
             row.locator("td.ts").click()
             vid = row.get_attribute("data-verdict-id")
             page.keyboard.press("x" if _gold_label(truth, row) == 0 else "o")

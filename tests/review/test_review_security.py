@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from aiohttp import web
+from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient, TestServer
 
 from tests.fixtures.reviewleaks import CDN_HOST, LIVE_HOST, LIVE_IP, PAGE_URL, SITE, Leaky, make_leaky
@@ -29,6 +29,8 @@ from watcher.config import Config, load_config
 from watcher.review.access import Access, Archive
 from watcher.review.ingest import open_input
 from watcher.review.server import make_app
+from watcher.store import BaselineStore
+from watcher.store.labels import Query, SQLReview
 
 SECRET = "TOPSECRET-d41d8cd9-this-must-never-be-shown"
 
@@ -106,17 +108,21 @@ def leaky(tmp_path_factory: pytest.TempPathFactory) -> Leaky:
     return make_leaky(tmp_path_factory.mktemp("review-sec") / "collection")
 
 
-async def _client(result: Path, store: Path, cfg: Config | None = None, **kw: Any) -> tuple[TestClient, Any, Any]:
-    tls = kw.pop("ssl", None)
+Client = TestClient[web.Request, web.Application]
+Served = tuple[Client, BaselineStore, SQLReview]
+
+
+async def _client(result: Path, store: Path, cfg: Config | None = None, *, token: str | None = None,
+                  tls: ssl.SSLContext | None = None) -> Served:
     st, review, where, path = open_input(str(result), str(store))
-    app = make_app(st, review, cfg or load_config(None), where=where, result=path, **kw)
+    app = make_app(st, review, cfg or load_config(None), where=where, result=path, token=token)
     client = TestClient(TestServer(app, host="127.0.0.1"))
     await client.server.start_server(ssl=tls)
     return client, st, review
 
 
 @pytest_asyncio.fixture
-async def served(leaky: Leaky, tmp_path: Path) -> AsyncIterator[tuple[TestClient, Any, Any]]:
+async def served(leaky: Leaky, tmp_path: Path) -> AsyncIterator[Served]:
     client, store, review = await _client(leaky.result, tmp_path / "r.sqlite")
     yield client, store, review
     await client.close()
@@ -131,7 +137,7 @@ def _csrf(html: str) -> str:
 
 # -- Host ------------------------------------------------------------------------------------------------
 
-async def test_a_foreign_host_gets_neither_the_page_nor_a_write(served: tuple[TestClient, Any, Any]) -> None:
+async def test_a_foreign_host_gets_neither_the_page_nor_a_write(served: Served) -> None:
     """DNS rebinding: the attacker's name resolves to 127.0.0.1, so the browser sends its Host and a
     matching Origin.  Refused before any handler: no page, no token, no label."""
     client, _, review = served
@@ -141,7 +147,7 @@ async def test_a_foreign_host_gets_neither_the_page_nor_a_write(served: tuple[Te
     assert r.status == 421
     assert "csrf-token" not in await r.text()
     token = _csrf(await (await client.get("/")).text())  # the attacker somehow holds the real token
-    vid = review.queue(__import__("watcher.store.labels", fromlist=["Query"]).Query()).items[0].verdict_id
+    vid = review.queue(Query()).items[0].verdict_id
     r = await client.post("/label", data={"vid": vid, "label": "off-topic", "csrf": token},
                           headers={"Host": evil, "Origin": f"http://{evil}"})
     assert r.status == 421
@@ -153,7 +159,8 @@ async def test_a_foreign_host_gets_neither_the_page_nor_a_write(served: tuple[Te
         assert (await client.get("/", headers={"Host": host})).status == 200, host
     r = await client.post("/label", data={"vid": vid, "label": "off-topic", "csrf": token},
                           headers={"Origin": f"http://127.0.0.1:{port}", "HX-Request": "true"})
-    assert r.status == 200 and review.get_label(vid).label == "off-topic"  # the same write, from the page
+    label = review.get_label(vid)
+    assert r.status == 200 and label is not None and label.label == "off-topic"  # the same write, from the page
 
 
 async def test_configured_host_names_are_answered(leaky: Leaky, tmp_path: Path) -> None:
@@ -230,7 +237,7 @@ def test_access_roots_and_archives() -> None:
 
 # -- URI-Ms ----------------------------------------------------------------------------------------------
 
-async def test_a_uri_m_on_a_live_address_is_never_fetched(served: tuple[TestClient, Any, Any], leaky: Leaky,
+async def test_a_uri_m_on_a_live_address_is_never_fetched(served: Served, leaky: Leaky,
                                                           outgoing: list[str]) -> None:
     client, _, _ = served
     html = await (await client.get(f"/v/{leaky.live_uri_m_id}")).text()
@@ -278,7 +285,7 @@ async def test_a_uri_m_is_read_from_a_configured_archive_only(tmp_path: Path) ->
 
 # -- archived frames and their subresources ------------------------------------------------------------------
 
-async def test_archived_frame_points_every_url_at_the_server(served: tuple[TestClient, Any, Any], leaky: Leaky,
+async def test_archived_frame_points_every_url_at_the_server(served: Served, leaky: Leaky,
                                                             outgoing: list[str]) -> None:
     client, _, _ = served
     vid = leaky.page_ids[1]
@@ -325,12 +332,12 @@ def tls(tmp_path_factory: pytest.TempPathFactory) -> ssl.SSLContext:
     return ctx
 
 
-def _cookie(r: Any) -> str:
+def _cookie(r: ClientResponse) -> str:
     return next(v for v in r.headers.getall("Set-Cookie") if v.startswith("driftline_review="))
 
 
 async def test_the_token_cookie_is_secure_over_https(leaky: Leaky, tmp_path: Path, tls: ssl.SSLContext) -> None:
-    client, store, _ = await _client(leaky.result, tmp_path / "s.sqlite", token="s3cret", ssl=tls)
+    client, store, _ = await _client(leaky.result, tmp_path / "s.sqlite", token="s3cret", tls=tls)
     try:
         r = await client.get("/?token=s3cret", ssl=False)
         assert r.status == 200 and "secure" in _cookie(r).lower() and "httponly" in _cookie(r).lower()
@@ -376,7 +383,7 @@ def test_a_taken_port_is_one_line_naming_it_and_the_option(leaky: Leaky, tmp_pat
     assert str(port) in err[0] and "--port" in err[0] and "Errno" not in err[0]
 
 
-async def test_agreement_is_exported_only_for_classes_with_labels(served: tuple[TestClient, Any, Any],
+async def test_agreement_is_exported_only_for_classes_with_labels(served: Served,
                                                                   leaky: Leaky) -> None:
     client, _, review = served
     text = await (await client.get("/metrics")).text()
@@ -387,7 +394,7 @@ async def test_agreement_is_exported_only_for_classes_with_labels(served: tuple[
     assert re.findall(r"driftline_review_agreement_ratio\{change=\"([\w-]+)\"\}", text) == ["minor"]
 
 
-async def test_the_favicon_is_served(served: tuple[TestClient, Any, Any]) -> None:
+async def test_the_favicon_is_served(served: Served) -> None:
     client, _, _ = served
     r = await client.get("/favicon.ico")
     assert r.status == 200 and r.headers["Content-Type"].startswith("image/svg+xml")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from tests.fixtures.reviewdata import make_gold, scan_to
@@ -16,7 +17,11 @@ from watcher.config import load_config
 from watcher.review.hosts import check_bind
 from watcher.review.ingest import open_input
 from watcher.review.server import make_app
-from watcher.store.labels import Query
+from watcher.store import BaselineStore
+from watcher.store.labels import Query, SQLReview
+
+Client = TestClient[web.Request, web.Application]
+Served = tuple[Client, BaselineStore, SQLReview]
 
 
 @pytest.fixture(scope="module")
@@ -25,20 +30,20 @@ def result(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return scan_to(make_gold(root), root / "result.json")
 
 
-async def _client(result: Path, tmp_path: Path, **kw: object) -> tuple[TestClient, object, object]:
+async def _client(result: Path, tmp_path: Path, *, read_only: bool = False, token: str | None = None) -> Served:
     store, review, where, path = open_input(str(result), str(tmp_path / "r.sqlite"))
-    app = make_app(store, review, load_config(None), where=where, result=path, **kw)  # type: ignore[arg-type]
+    app = make_app(store, review, load_config(None), where=where, result=path, read_only=read_only, token=token)
     client = TestClient(TestServer(app, host="127.0.0.1"))
     await client.start_server()
     return client, store, review
 
 
 @pytest_asyncio.fixture
-async def served(result: Path, tmp_path: Path) -> AsyncIterator[tuple[TestClient, object, object]]:
+async def served(result: Path, tmp_path: Path) -> AsyncIterator[Served]:
     client, store, review = await _client(result, tmp_path)
     yield client, store, review
     await client.close()
-    store.close()  # type: ignore[attr-defined]
+    store.close()
 
 
 def _csrf(html: str) -> str:
@@ -47,14 +52,14 @@ def _csrf(html: str) -> str:
     return m.group(1)
 
 
-async def test_a_write_without_csrf_token_is_refused(served: tuple[TestClient, object, object]) -> None:
+async def test_a_write_without_csrf_token_is_refused(served: Served) -> None:
     client, _, review = served
     page = await client.get("/")
     token = _csrf(await page.text())
-    vid = review.queue(Query()).items[0].verdict_id  # type: ignore[attr-defined]
+    vid = review.queue(Query()).items[0].verdict_id
     r = await client.post("/label", data={"vid": vid, "label": "off-topic"})
     assert r.status == 403
-    assert review.get_label(vid) is None  # type: ignore[attr-defined]
+    assert review.get_label(vid) is None
     r = await client.post("/label", data={"vid": vid, "label": "off-topic", "csrf": "wrong"})
     assert r.status == 403
     r = await client.post("/label", data={"vid": vid, "label": "off-topic"},
@@ -63,7 +68,8 @@ async def test_a_write_without_csrf_token_is_refused(served: tuple[TestClient, o
     r = await client.post("/label", data={"vid": vid, "label": "off-topic"},
                           headers={"X-CSRF-Token": token, "HX-Request": "true"})
     assert r.status == 200 and 'data-label="off-topic"' in await r.text()
-    assert review.get_label(vid).label == "off-topic"  # type: ignore[attr-defined]
+    label = review.get_label(vid)
+    assert label is not None and label.label == "off-topic"
 
 
 async def test_read_only_serves_no_write(result: Path, tmp_path: Path) -> None:
@@ -71,14 +77,14 @@ async def test_read_only_serves_no_write(result: Path, tmp_path: Path) -> None:
     try:
         html = await (await client.get("/")).text()
         assert "hx-post" not in html and "<form method=\"post\"" not in html
-        vid = review.queue(Query()).items[0].verdict_id  # type: ignore[attr-defined]
+        vid = review.queue(Query()).items[0].verdict_id
         for path in ("/label", "/note", "/pin", "/mute"):
             r = await client.post(path, data={"vid": vid, "label": "on-topic", "csrf": _csrf(html)})
             assert r.status in (404, 405), path  # no write route exists at all
-        assert review.reviewed() == 0  # type: ignore[attr-defined]
+        assert review.reviewed() == 0
     finally:
         await client.close()
-        store.close()  # type: ignore[attr-defined]
+        store.close()
 
 
 async def test_a_token_guards_every_request(result: Path, tmp_path: Path) -> None:
@@ -91,7 +97,7 @@ async def test_a_token_guards_every_request(result: Path, tmp_path: Path) -> Non
         assert (await client.get("/")).status == 200  # the cookie carries it from now on
     finally:
         await client.close()
-        store.close()  # type: ignore[attr-defined]
+        store.close()
 
 
 def test_non_loopback_bind_without_token_is_refused(result: Path, capsys: pytest.CaptureFixture[str],
@@ -113,10 +119,9 @@ def test_non_loopback_bind_without_token_is_refused(result: Path, capsys: pytest
     assert not Path(f"{result}.review.sqlite").exists()  # refused before anything was opened
 
 
-async def test_capture_text_that_looks_like_markup_is_shown_as_text(
-        served: tuple[TestClient, object, object]) -> None:
+async def test_capture_text_that_looks_like_markup_is_shown_as_text(served: Served) -> None:
     client, _, review = served
-    off = review.queue(Query(change="off-topic")).items[0]  # type: ignore[attr-defined]
+    off = review.queue(Query(change="off-topic")).items[0]
     html = await (await client.get(f"/v/{off.verdict_id}")).text()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "onerror=alert(2)" in html  # as text, in the diff
@@ -132,9 +137,9 @@ async def test_capture_text_that_looks_like_markup_is_shown_as_text(
     assert "script-src 'self'" in page.headers["Content-Security-Policy"]
 
 
-async def test_detail_shows_diff_evidence_measures_and_timeline(served: tuple[TestClient, object, object]) -> None:
+async def test_detail_shows_diff_evidence_measures_and_timeline(served: Served) -> None:
     client, _, review = served
-    items = review.queue(Query(where="http://site1.example.org/")).items  # type: ignore[attr-defined]
+    items = review.queue(Query(where="http://site1.example.org/")).items
     minor = next(i for i in items if i.change == "minor")
     html = await (await client.get(f"/v/{minor.verdict_id}?where=http%3A%2F%2Fsite1.example.org%2F")).text()
     assert "<del>" in html and "<ins>" in html  # the year changed
@@ -146,31 +151,32 @@ async def test_detail_shows_diff_evidence_measures_and_timeline(served: tuple[Te
     assert only.count("…") > 0 and len(only) < len(html)
 
 
-async def test_pin_a_baseline_rescores_and_republishes(served: tuple[TestClient, object, object]) -> None:
+async def test_pin_a_baseline_rescores_and_republishes(served: Served) -> None:
     client, store, review = served
     token = _csrf(await (await client.get("/")).text())
-    tl = review.timeline("gold:2")  # type: ignore[attr-defined]
+    tl = review.timeline("gold:2")
     # a parked page cannot be a baseline: the engine refuses it, and so does the page (nothing changes)
     r = await client.post("/pin", data={"vid": tl[2].verdict_id, "csrf": token}, allow_redirects=False)
     assert r.status == 400 and "cannot be a baseline" in await r.text()
-    assert review.pins() == {}  # type: ignore[attr-defined]
+    assert review.pins() == {}
     pin = tl[1]  # the 2011 capture becomes the baseline
     r = await client.post("/pin", data={"vid": pin.verdict_id, "csrf": token}, allow_redirects=False)
     assert r.status == 303
-    after = {i.verdict_id: i for i in review.timeline("gold:2")}  # type: ignore[attr-defined]
+    after = {i.verdict_id: i for i in review.timeline("gold:2")}
     assert after[pin.verdict_id].change == "baseline" and after[pin.verdict_id].version == 2
-    v = store.get_verdict(pin.verdict_id)  # type: ignore[attr-defined]
-    assert v.version == 2 and v.reason == "pinned baseline capture"
-    later = store.get_verdict(tl[3].verdict_id)  # type: ignore[attr-defined]
+    v = store.get_verdict(pin.verdict_id)
+    assert v is not None and v.version == 2 and v.reason == "pinned baseline capture"
+    later = store.get_verdict(tl[3].verdict_id)
+    assert later is not None
     assert later.baseline_time is not None and later.baseline_time.year == 2011  # scored against the pin now
     assert later.version == 2
-    assert review.pins() == {"gold:2": pin.ts}  # type: ignore[attr-defined]
+    assert review.pins() == {"gold:2": pin.ts}
 
 
-async def test_metrics_and_header_show_reviewed_and_agreement(served: tuple[TestClient, object, object]) -> None:
+async def test_metrics_and_header_show_reviewed_and_agreement(served: Served) -> None:
     client, _, review = served
-    items = review.queue(Query()).items  # type: ignore[attr-defined]
-    review.set_label(items[0].verdict_id, 1, "off-topic")  # type: ignore[attr-defined]
+    items = review.queue(Query()).items
+    review.set_label(items[0].verdict_id, 1, "off-topic")
     text = await (await client.get("/metrics")).text()
     assert "driftline_review_captures_reviewed 1.0" in text
     assert 'driftline_review_agreement_ratio{change="off-topic"} 1.0' in text
@@ -178,7 +184,7 @@ async def test_metrics_and_header_show_reviewed_and_agreement(served: tuple[Test
     assert re.search(r"reviewed <b>1</b>", html) and "agreement <b>100%</b>" in html
 
 
-async def test_bulk_labelling_of_a_selection(served: tuple[TestClient, object, object]) -> None:
+async def test_bulk_labelling_of_a_selection(served: Served) -> None:
     client, _, review = served
     html = await (await client.get("/?change=minor")).text()
     ids = re.findall(r'<tr data-verdict-id="([0-9a-f]+)"', html)
@@ -186,8 +192,8 @@ async def test_bulk_labelling_of_a_selection(served: tuple[TestClient, object, o
     form = [("csrf", _csrf(html)), ("label", "on-topic"), ("next", "/?change=minor"), *[("ids", i) for i in ids[:3]]]
     r = await client.post("/label", data=form, allow_redirects=False)
     assert r.status == 303 and r.headers["Location"] == "/?change=minor"
-    assert [review.get_label(i).label if review.get_label(i) else None for i in ids] == [  # type: ignore[attr-defined]
-        "on-topic", "on-topic", "on-topic", None]
+    labels = [review.get_label(i) for i in ids]
+    assert [x.label if x else None for x in labels] == ["on-topic", "on-topic", "on-topic", None]
     # an htmx label click answers the row's controls and the header's figures (out of band)
     r = await client.post("/label", data={"vid": ids[3], "label": "off-topic"},
                           headers={"X-CSRF-Token": _csrf(html), "HX-Request": "true"})
@@ -229,9 +235,10 @@ async def test_verdicts_stored_meanwhile_join_the_queue(result: Path, tmp_path: 
     monkeypatch.setattr(server, "SYNC_S", 0.2)
     client, store, review = await _client(result, tmp_path)
     try:
-        assert review.queue(Query()).total == 8  # type: ignore[attr-defined]
-        v = store.get_verdict(review.queue(Query()).items[0].verdict_id)  # type: ignore[attr-defined]
-        store.put_verdict(dataclasses.replace(v, verdict_id="f" * 32, history="gold:9"))  # type: ignore[attr-defined]
+        assert review.queue(Query()).total == 8
+        v = store.get_verdict(review.queue(Query()).items[0].verdict_id)
+        assert v is not None
+        store.put_verdict(dataclasses.replace(v, verdict_id="f" * 32, history="gold:9"))
         for _ in range(50):
             await asyncio.sleep(0.1)
             if "all <b>9</b>" in await (await client.get("/")).text():
@@ -240,4 +247,4 @@ async def test_verdicts_stored_meanwhile_join_the_queue(result: Path, tmp_path: 
             raise AssertionError("the new verdict never joined the queue")
     finally:
         await client.close()
-        store.close()  # type: ignore[attr-defined]
+        store.close()

@@ -181,7 +181,7 @@ def _history(store_cfg: StoreConfig) -> list[Verdict]:
 
 def test_every_store_lists_its_verdicts_in_order(tmp_path: Path) -> None:
     for backend in ("sqlite", "memory"):
-        listed = _history(StoreConfig(backend=backend, path=str(tmp_path / "s.db")))  # type: ignore[arg-type]
+        listed = _history(StoreConfig(backend=backend, path=str(tmp_path / "s.db")))
         assert [v.verdict_id for v in listed] == [f"vhttp://example.org/{i}" for i in range(5)], backend
         assert listed[2].text_simhash == "000000000000ffff"
 

@@ -16,6 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 
 from tests.fixtures.storecases import T0, make_fp, make_verdict
 from watcher.config import StoreConfig
@@ -230,7 +231,7 @@ def test_nul_characters_and_huge_keys(stores: Callable[..., PostgresStore]) -> N
 
 def test_open_store_postgres_config(postgres_dsn: str) -> None:
     tf = {f"t{i}": i + 1 for i in range(50)}
-    s = open_store(StoreConfig(backend="postgres", dsn=postgres_dsn, history_limit=2))
+    s = open_store(StoreConfig(backend="postgres", dsn=SecretStr(postgres_dsn), history_limit=2))
     try:
         assert isinstance(s, PostgresStore)
         s.set_state("h", HistoryState(Reference(T0, None, make_fp(term_freqs=tf))))
@@ -248,7 +249,7 @@ def test_open_store_postgres_needs_a_dsn() -> None:
         open_store(StoreConfig(backend="postgres"))
     assert e.value.reason == "store_dsn"
     with pytest.raises(ConfigError) as e:
-        open_store(StoreConfig(backend="postgres", dsn="host=x port"))
+        open_store(StoreConfig(backend="postgres", dsn=SecretStr("host=x port")))
     assert e.value.reason == "store_dsn"
 
 

@@ -181,12 +181,12 @@ async def test_sasl_options_reach_aiokafka_and_the_handshake_reaches_the_broker(
         handshakes.append(self._sasl_mechanism)
         await original(self)
 
-    aiokafka_conn.AIOKafkaConnection._do_sasl_handshake = spy  # type: ignore[method-assign]
+    aiokafka_conn.AIOKafkaConnection._do_sasl_handshake = spy
     try:
         with pytest.raises(Exception):  # noqa: B017 - no such user on this broker: any refusal will do
             await asyncio.wait_for(producer.start(), 10)
     finally:
-        aiokafka_conn.AIOKafkaConnection._do_sasl_handshake = original  # type: ignore[method-assign]
+        aiokafka_conn.AIOKafkaConnection._do_sasl_handshake = original
         await producer.stop()
     assert handshakes and set(handshakes) == {mechanism}
 

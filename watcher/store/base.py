@@ -10,7 +10,8 @@ a capture twice changes nothing.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, Protocol
+from types import TracebackType
+from typing import Any, Protocol, Self
 
 from ..model import Fingerprint, Verdict
 from ..state import HistoryState
@@ -72,3 +73,9 @@ class BaselineStore(Protocol):
         """Every stored verdict (its newest version), history by history in capture order."""
 
     def close(self) -> None: ...
+
+    # every store closes itself at the end of a ``with`` block (its ``__exit__`` calls ``close``)
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None: ...
