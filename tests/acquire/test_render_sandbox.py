@@ -119,3 +119,70 @@ def test_the_wrapper_folders_of_gone_processes_are_swept(tmp_path: Path) -> None
     assert not folders["gone"].exists()
     assert all(folders[n].exists() for n in ("alive", "unnamed", "garbled"))
     assert (tmp_path / "other-folder").exists()
+
+
+def test_a_sweep_leaves_owners_it_cannot_tell_and_removes_a_number_given_to_another_process(tmp_path: Path) -> None:
+    """The owner file names the process's number, PID namespace and start time: a folder of a
+    process in another PID namespace (a container beside this one sharing the temporary folder)
+    is never swept, and a folder whose number now names a later process is."""
+    import subprocess
+    import sys
+
+    from watcher.acquire.sandbox import _pid_namespace, owner_line, sweep_stale
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    ours = _pid_namespace()
+    assert ours.startswith("pid:[")
+    owners = {
+        "alive": owner_line(),
+        "gone": owner_line(gone.pid),
+        "elsewhere": f"{gone.pid} pid:[1] 12345",  # its number is free here, not where it runs
+        "reused": f"{os.getpid()} {ours} 1",  # this number, a process started at another time
+        "legacy-gone": str(gone.pid),
+        "legacy-alive": str(os.getpid()),
+    }
+    for name, line in owners.items():
+        (tmp_path / f"driftline-chromium-{name}" / "home").mkdir(parents=True)
+        (tmp_path / f"driftline-chromium-{name}" / "owner.pid").write_text(line)
+    assert sweep_stale(str(tmp_path)) == 3
+    left = {p.name.removeprefix("driftline-chromium-") for p in tmp_path.iterdir()}
+    assert left == {"alive", "elsewhere", "legacy-alive"}
+
+
+def test_a_live_owner_in_another_pid_namespace_keeps_its_folder(tmp_path: Path) -> None:
+    """A real second PID namespace (``unshare --pid``, as a container's): its process writes its owner
+    file and runs on while this namespace sweeps; the folder stays, and stays after the owner is
+    gone too, since a sweep here cannot tell that process's fate (a sweep in its namespace can)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from watcher.acquire.sandbox import sweep_stale
+
+    if shutil.which("unshare") is None:
+        pytest.skip("unshare (util-linux) is missing")
+    folder = tmp_path / "driftline-chromium-elsewhere"
+    (folder / "home").mkdir(parents=True)
+    repo = Path(__file__).resolve().parents[2]
+    code = ("import sys, time; sys.path.insert(0, sys.argv[1]); from watcher.acquire.sandbox import owner_line; "
+            "open(sys.argv[2], 'w').write(owner_line()); print('ready', flush=True); sys.stdin.read()")
+    child = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", code, str(repo),
+                              str(folder / "owner.pid")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        ready = child.stdout.readline()
+        if ready.strip() != "ready":
+            child.wait()
+            assert child.stderr is not None
+            pytest.skip(f"no PID namespace here: {child.stderr.read().strip()[:200]}")
+        pid = int((folder / "owner.pid").read_text().split()[0])
+        assert pid == 1  # the first process of its namespace: a number that means another process here
+        assert sweep_stale(str(tmp_path)) == 0
+        assert folder.exists()
+    finally:
+        assert child.stdin is not None
+        child.stdin.close()
+        child.wait()
+    assert sweep_stale(str(tmp_path)) == 0 and folder.exists()

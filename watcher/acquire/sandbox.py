@@ -95,25 +95,67 @@ _PREFIX = "driftline-chromium-"
 _OWNER = "owner.pid"
 
 
+def _pid_namespace() -> str:
+    """This process's PID namespace (``pid:[4026531836]``), or "" where the system does not say."""
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return ""
+
+
+def _started(pid: int) -> str:
+    """When process ``pid`` started, in clock ticks since boot (``/proc/PID/stat``, field 22), or ""."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    fields = stat[stat.rfind(")") + 2:].split()  # the command name, in parentheses, may hold spaces
+    return fields[19] if len(fields) > 19 else ""
+
+
+def owner_line(pid: int | None = None) -> str:
+    """What a wrapper folder's ``owner.pid`` holds: the owner's number, its PID namespace and its
+    start time, so that a sweep can tell the owner (see :func:`sweep_stale`)."""
+    pid = os.getpid() if pid is None else pid
+    return f"{pid} {_pid_namespace()} {_started(pid)}".rstrip()
+
+
+def _owner_gone(text: str) -> bool | None:
+    """Whether the process an ``owner.pid`` names is gone; ``None`` when that cannot be told: a
+    garbled file, an owner in another PID namespace (a container beside this one, sharing the
+    temporary folder: its numbers are not this namespace's), or a process this one may not see."""
+    fields = text.split()
+    try:
+        pid = int(fields[0])
+    except (IndexError, ValueError):
+        return None
+    if len(fields) > 1 and fields[1] != _pid_namespace():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return None
+    # a process holds the number: the owner, or a later process given its number (a start time
+    # recorded and not this process's)
+    return len(fields) > 2 and _started(pid) not in ("", fields[2])
+
+
 def sweep_stale(tmpdir: str | None = None) -> int:
     """Remove the wrapper folders of driftline processes that are gone (killed before their render
     pool closed: a SIGKILL, an OOM kill), each named by the ``owner.pid`` it holds; return how many.
-    A folder whose owner runs, or that names none, is left alone."""
+    A folder whose owner runs, or that names none, or whose owner cannot be told (another PID
+    namespace) is left alone."""
     removed = 0
     for path in Path(tmpdir or tempfile.gettempdir()).glob(f"{_PREFIX}*"):
         try:
-            pid = int((path / _OWNER).read_text())
-        except (OSError, ValueError):
+            text = (path / _OWNER).read_text()
+        except OSError:
             continue
-        try:
-            os.kill(pid, 0)
-            continue  # its owner still runs (or a process now holds its number: left, harmless)
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            continue
-        shutil.rmtree(path, ignore_errors=True)
-        removed += not path.exists()
+        if _owner_gone(text):
+            shutil.rmtree(path, ignore_errors=True)
+            removed += not path.exists()
     return removed
 
 
@@ -123,7 +165,7 @@ def _wrapped(cfg: RenderConfig) -> LaunchPlan:
     if swept := sweep_stale():
         log.info("removed %d Chromium wrapper folders of driftline processes that are gone", swept)
     tmp = tempfile.mkdtemp(prefix=_PREFIX)
-    (Path(tmp) / _OWNER).write_text(str(os.getpid()))
+    (Path(tmp) / _OWNER).write_text(owner_line())
     home = Path(tmp) / "home"
     home.mkdir()
     os.chown(home, entry.pw_uid, entry.pw_gid)
