@@ -13,6 +13,12 @@ usage (from the repository root)::
     .venv/bin/python bench/scan_bench.py                     # lxml + driftline
     .venv/bin/python bench/scan_bench.py --otmt /tmp/otmt    # + OTMT vs driftline, same measures
     .venv/bin/python bench/scan_bench.py --limit 20          # first 20 TimeMaps only (quick)
+    .venv/bin/python bench/scan_bench.py --rounds 3          # lxml and driftline three times, alternated
+
+With ``--rounds N`` the bare parse and each driftline scan run N times in turn (OTMT once: it takes
+minutes); each ratio to the parse is taken within its round, and the median round's row is shown
+with every round's ratio beside it, since this machine's speed drifts by a tenth and more between
+runs minutes apart.
 
 Peak memory: ``os.wait4`` gives the child's own peak RSS (largest single
 process); a sampler sums the RSS of the child's whole process tree every
@@ -267,7 +273,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--otmt", type=Path, metavar="VENV", help="also time OTMT (installed into VENV if missing)")
     ap.add_argument("--workers", type=int, help="pass --workers N to driftline scan")
     ap.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    ap.add_argument("--rounds", type=int, default=1, help="run the parse and driftline N times, alternated (default 1)")
     args = ap.parse_args(argv)
+    if args.rounds < 1:
+        ap.error("--rounds must be >= 1")
 
     if args.warc is None and not GOLD_TAR.exists():
         print(f"needs the shared gold standard at {GOLD_TAR} (or --warc FILE)", file=sys.stderr)
@@ -294,23 +303,35 @@ def main(argv: list[str] | None = None) -> int:
             f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n"
         )
 
-        lx = bench_lxml(payloads)
+        rounds: list[tuple[Row, Row, Row | None]] = []
+        for _ in range(args.rounds):
+            lx = bench_lxml(payloads)
+            dl = bench_driftline(warc, workdir, n, mbytes, measures=None, workers=args.workers, tag="")
+            dl4 = (bench_driftline(warc, workdir, n, mbytes, measures=OTMT_MEASURES, workers=args.workers, tag="4m")
+                   if args.otmt else None)
+            rounds.append((lx, dl, dl4))
         del payloads
-        dl = bench_driftline(warc, workdir, n, mbytes, measures=None, workers=args.workers, tag="")
+        per_round = [ratio(dl, lx, cpu=True) or 0.0 for lx, dl, _ in rounds]
+        median = sorted(range(len(rounds)), key=per_round.__getitem__)[len(rounds) // 2]
+        lx, dl, dl4 = rounds[median]
         rows = [lx, dl]
-        if args.otmt:
-            dl4 = bench_driftline(
-                warc, workdir, n, mbytes, measures=OTMT_MEASURES, workers=args.workers, tag="4m"
-            )
-            ot = bench_otmt(warc, workdir, args.otmt.resolve(), n, mbytes)
-            rows += [dl4, ot]
+        if dl4 is not None and args.otmt:
+            rows += [dl4, bench_otmt(warc, workdir, args.otmt.resolve(), n, mbytes)]
         print_table(rows)
         print()
+        if len(rounds) > 1:
+            print(f"rounds: {len(rounds)}, the median round (by driftline / lxml CPU) shown above")
         for label, num, den in [("driftline / lxml", dl, lx)] + (
             [("OTMT / driftline (same 4 measures)", rows[3], rows[2])] if args.otmt else []
         ):
             rw, rc = ratio(num, den), ratio(num, den, cpu=True)
             print(f"{label}: wall {_fmt(rw, '.1f')}x, CPU {_fmt(rc, '.1f')}x")
+        if len(rounds) > 1:
+            print("driftline / lxml CPU by round: " + ", ".join(f"{r:.1f}x" for r in per_round))
+            if args.otmt:
+                ot = rows[3]
+                print("OTMT / driftline wall against each round's 4-measure scan: "
+                      + ", ".join(f"{_fmt(ratio(ot, d4), '.1f')}x" for _, _, d4 in rounds if d4 is not None))
         if args.json:
             doc = {
                 "date": datetime.now(UTC).isoformat(),
@@ -319,6 +340,7 @@ def main(argv: list[str] | None = None) -> int:
                 "records": n,
                 "payload_mb": mbytes,
                 "rows": [asdict(x) | {"captures_per_s": x.captures_per_s, "mb_per_s": x.mb_per_s} for x in rows],
+                "rounds": [[asdict(x) for x in r if x is not None] for r in rounds],
             }
             args.json.write_text(json.dumps(doc, indent=2), encoding="utf-8")
     finally:
