@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal, TypedDict, Unpack
 
 import pytest
 from aiohttp import web
@@ -27,14 +28,38 @@ TS = datetime(2024, 3, 1, 12, 0, 0, tzinfo=UTC)
 FAST = LiveFetchConfig(timeout_s=5.0, per_host_delay_s=0.0)
 
 
-def make_cfg(**acquire: object) -> Config:
+class AcquireFields(TypedDict, total=False):
+    """The AcquireConfig fields a test gives ``make_cfg`` (typed as in :class:`AcquireConfig`)."""
+
+    warc_dirs: tuple[str, ...]
+    warc_http_base: str | None
+    replay_base: str | None
+    live: LiveFetchConfig
+    allow_addresses: tuple[str, ...]
+    order: tuple[Literal["warc", "replay", "live"], ...]
+
+
+class EventFields(TypedDict, total=False):
+    """The CaptureEvent fields a test gives ``event`` (typed as in :class:`CaptureEvent`)."""
+
+    status_code: int | None
+    mimetype: str | None
+    digest: str | None
+    warc_filename: str | None
+    warc_offset: int | None
+    warc_length: int | None
+    replay_uri: str | None
+    content: bytes | None
+
+
+def make_cfg(**acquire: Unpack[AcquireFields]) -> Config:
     acquire.setdefault("live", FAST)
     acquire.setdefault("order", ("warc", "replay"))  # never live here: these tests must not touch DNS
-    return Config(acquire=AcquireConfig(**acquire))  # type: ignore[arg-type]
+    return Config(acquire=AcquireConfig(**acquire))
 
 
-def event(url: str = "http://example.org/page", **kw: object) -> CaptureEvent:
-    return CaptureEvent(url=url, timestamp=TS, **kw)  # type: ignore[arg-type]
+def event(url: str = "http://example.org/page", **kw: Unpack[EventFields]) -> CaptureEvent:
+    return CaptureEvent(url=url, timestamp=TS, **kw)
 
 
 @dataclass
@@ -101,9 +126,9 @@ def warc(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Path, dict[str
     return path, write_warc(path, gz=request.param)
 
 
-def warc_event(path: Path, rec: Rec, *, with_length: bool, **kw: object) -> CaptureEvent:
+def warc_event(path: Path, rec: Rec, *, with_length: bool, digest: str | None = None) -> CaptureEvent:
     return event(rec.url, warc_filename=path.name, warc_offset=rec.offset,
-                 warc_length=rec.length if with_length else None, **kw)
+                 warc_length=rec.length if with_length else None, digest=digest)
 
 
 # -- inline ----------------------------------------------------------------------

@@ -10,6 +10,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TypedDict, Unpack
 
 import pytest
 from aiohttp import web
@@ -25,13 +26,24 @@ LOOPBACK = ("127.0.0.1/32",)
 UA = "driftline-test/1.0 (+https://example.invalid/bot)"
 
 
-def live_cfg(**kw: object) -> LiveFetchConfig:
-    base: dict[str, object] = {"timeout_s": 5.0, "per_host_delay_s": 0.0, "user_agent": UA}
+class LiveFields(TypedDict, total=False):
+    """LiveFetchConfig's fields (typed as there), for ``live_cfg`` and ``cfg``."""
+
+    timeout_s: float
+    max_bytes: int
+    max_redirects: int
+    per_host_concurrency: int
+    per_host_delay_s: float
+    user_agent: str
+
+
+def live_cfg(**kw: Unpack[LiveFields]) -> LiveFetchConfig:
+    base: LiveFields = {"timeout_s": 5.0, "per_host_delay_s": 0.0, "user_agent": UA}
     base.update(kw)
-    return LiveFetchConfig(**base)  # type: ignore[arg-type]
+    return LiveFetchConfig(**base)
 
 
-def cfg(allow: tuple[str, ...] = LOOPBACK, **live: object) -> Config:
+def cfg(allow: tuple[str, ...] = LOOPBACK, **live: Unpack[LiveFields]) -> Config:
     return Config(acquire=AcquireConfig(order=("live",), allow_addresses=allow, live=live_cfg(**live)))
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from tests.fixtures.crawlers import HERITRIX_PASSWORD, HERITRIX_USER, REALM, check_digest
 from watcher.actuators import (
@@ -88,7 +89,7 @@ async def heritrix(self_signed: tuple[Path, Path]) -> AsyncIterator[FakeHeritrix
     state = FakeHeritrix(url=f"https://127.0.0.1:{port}", cert=cert)
 
     @web.middleware
-    async def digest(request: web.Request, handler: Any) -> web.StreamResponse:
+    async def digest(request: web.Request, handler: Handler) -> web.StreamResponse:
         if not check_digest(request, state.nonces):
             if "Authorization" in request.headers:
                 state.auth_failures += 1
@@ -98,7 +99,7 @@ async def heritrix(self_signed: tuple[Path, Path]) -> AsyncIterator[FakeHeritrix
                 status=401,
                 headers={"WWW-Authenticate": f'Digest realm="{REALM}", qop="auth", nonce="{nonce}", algorithm=MD5'},
             )
-        return await handler(request)  # type: ignore[no-any-return]
+        return await handler(request)
 
     async def script(request: web.Request) -> web.Response:
         form = await request.post()

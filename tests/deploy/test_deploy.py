@@ -432,7 +432,9 @@ def test_dashboard_queries_only_known_metrics() -> None:
 
 def _get_json(url: str) -> dict[str, Any]:
     with urllib.request.urlopen(url, timeout=5) as resp:
-        return json.loads(resp.read())  # type: ignore[no-any-return]
+        data = json.loads(resp.read())
+    assert isinstance(data, dict), data  # the Prometheus HTTP API answers with a JSON object
+    return data
 
 
 @pytest.mark.skipif(PROMETHEUS is None, reason="prometheus not installed (Debian package prometheus)")

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import UTC, datetime, timedelta
+from typing import Unpack
 
 from tests.fixtures import textgen
-from watcher.config import BaselineConfig, EngineConfig
+from tests.fixtures.captures import CaptureExtras
+from watcher.config import BaselineConfig, EngineConfig, PolicyConfig
 from watcher.engine import Engine
 from watcher.model import Capture, HistoryResult, payload_digest
 
@@ -17,13 +19,13 @@ PARKED = (b"<html><head><title>riverside-rights.org - this domain is for sale</t
           b"</body></html>")
 
 
-def cap(i: int, content: bytes | None, **kw: object) -> Capture:
+def cap(i: int, content: bytes | None, **kw: Unpack[CaptureExtras]) -> Capture:
     return Capture(url="http://www.riverside-rights.org/", timestamp=T0 + timedelta(days=30 * i), content=content,
-                   uri_m=f"urn:test:{i}", **kw)  # type: ignore[arg-type]
+                   uri_m=f"urn:test:{i}", **kw)
 
 
-def scan(caps: list[Capture], **cfg: object) -> HistoryResult:
-    return Engine(EngineConfig(**cfg)).scan_history("org,riverside-rights)/", caps)  # type: ignore[arg-type]
+def scan(caps: list[Capture], cfg: EngineConfig | None = None) -> HistoryResult:
+    return Engine(EngineConfig() if cfg is None else cfg).scan_history("org,riverside-rights)/", caps)
 
 
 def test_history_change_classes_and_reasons() -> None:
@@ -83,7 +85,7 @@ def test_first_valid_policy_skips_an_error_page_first_capture() -> None:
     # Under every policy an off-topic page kind is never a baseline (a parked page as baseline
     # would make every real page after it "off topic").
     assert [v.change for v in first.verdicts] == ["off-topic", "baseline", "unchanged"]
-    valid = scan(caps, baseline=BaselineConfig(policy="first-valid"))
+    valid = scan(caps, EngineConfig(baseline=BaselineConfig(policy="first-valid")))
     assert [v.change for v in valid.verdicts] == ["off-topic", "baseline", "unchanged"]
     assert valid.behaviour == "Step Function Off"
 
@@ -92,10 +94,10 @@ def test_pinned_and_rolling_baselines() -> None:
     a = textgen.html(BASE)
     b = textgen.html([*BASE[:3], textgen.paragraph("space", 200, 1)])
     c = textgen.html([*BASE[:2], textgen.paragraph("space", 200, 1), textgen.paragraph("cooking", 200, 2)])
-    pinned = scan([cap(0, a), cap(1, b), cap(2, c)],
-                  baseline=BaselineConfig(policy="pinned", pinned={"org,riverside-rights)/": "20210131000000"}))
+    pinned = scan([cap(0, a), cap(1, b), cap(2, c)], EngineConfig(
+        baseline=BaselineConfig(policy="pinned", pinned={"org,riverside-rights)/": "20210131000000"})))
     assert pinned.verdicts[1].change == "baseline"
-    rolling = scan([cap(0, a), cap(1, b), cap(2, c)], baseline=BaselineConfig(policy="rolling"))
+    rolling = scan([cap(0, a), cap(1, b), cap(2, c)], EngineConfig(baseline=BaselineConfig(policy="rolling")))
     assert rolling.verdicts[2].baseline_time == T0 + timedelta(days=30)
 
 
@@ -126,17 +128,17 @@ def test_policies_k_of_n_and_all() -> None:
     base = textgen.html(BASE)
     thin = textgen.html([BASE[0][:200]])  # most words gone, same topic words partly kept
     m = {"wordcount": -0.5, "cosine": 0.99, "jaccard": 0.999}  # two of three flag
-    anyp = scan([cap(0, base), cap(1, thin)], measures=m, site_identity=False).verdicts[1]
-    allp = scan([cap(0, base), cap(1, thin)], measures=m, site_identity=False,
-                policy={"kind": "all"}).verdicts[1]
-    k2 = scan([cap(0, base), cap(1, thin)], measures=m, site_identity=False,
-              policy={"kind": "k-of-n", "k": 2}).verdicts[1]
+    anyp = scan([cap(0, base), cap(1, thin)], EngineConfig(measures=m, site_identity=False)).verdicts[1]
+    allp = scan([cap(0, base), cap(1, thin)], EngineConfig(measures=m, site_identity=False,
+                                                           policy=PolicyConfig(kind="all"))).verdicts[1]
+    k2 = scan([cap(0, base), cap(1, thin)], EngineConfig(measures=m, site_identity=False,
+                                                         policy=PolicyConfig(kind="k-of-n", k=2))).verdicts[1]
     assert [n for n in m if anyp.measures[n].status == "off-topic"] == ["wordcount", "cosine"]
     assert (anyp.status, allp.status, k2.status) == ("off-topic", "on-topic", "off-topic")
-    k3 = scan([cap(0, base), cap(1, thin)], measures=m, site_identity=False,
-              policy={"kind": "k-of-n", "k": 3}).verdicts[1]
-    weighted = scan([cap(0, base), cap(1, thin)], measures=m, site_identity=False,
-                    policy={"kind": "weighted", "weights": {"jaccard": 10.0}}).verdicts[1]
+    k3 = scan([cap(0, base), cap(1, thin)], EngineConfig(measures=m, site_identity=False,
+                                                         policy=PolicyConfig(kind="k-of-n", k=3))).verdicts[1]
+    weighted = scan([cap(0, base), cap(1, thin)], EngineConfig(
+        measures=m, site_identity=False, policy=PolicyConfig(kind="weighted", weights={"jaccard": 10.0}))).verdicts[1]
     assert (k3.status, weighted.status) == ("on-topic", "on-topic")
 
 

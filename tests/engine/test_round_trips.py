@@ -76,7 +76,7 @@ async def test_a_scored_event_costs_three_store_round_trips(kafka_broker: Embedd
     async with ConsumerApp(cfg) as app:
         assert app.scoring is not None
         counting = CountingStore(app.scoring.watcher.store)
-        app.scoring.watcher.store = counting  # type: ignore[misc]
+        app.scoring.watcher.store = counting  # type: ignore[misc]  # a counting wrapper injected (read-only in the protocol)
         # The seed report reads a history's recent verdicts once per seeds.publish_interval_s, not per
         # event (watcher.seeds.stream): off here, so that what is counted is the scoring path.
         app.scoring.seeds = None

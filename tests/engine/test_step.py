@@ -249,7 +249,8 @@ def test_a_late_capture_is_never_scored_against_a_later_baseline(tmp_path: Path)
         assert early.verdict.change == "baseline" and early.verdict.baseline_time == T0 + timedelta(days=30)
         assert [(v.verdict_id, v.status, v.version) for v in early.corrections] == \
                [(later.verdict.verdict_id, "off-topic", 2)]
-        assert store.get_verdict(later.verdict.verdict_id).version == 2  # type: ignore[union-attr]
+        stored = store.get_verdict(later.verdict.verdict_id)
+        assert stored is not None and stored.version == 2
 
 
 def test_pinned_baseline_in_the_stream_as_in_batch(tmp_path: Path) -> None:

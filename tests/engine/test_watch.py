@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Unpack
 
 from tests.fixtures import textgen
+from tests.fixtures.captures import CaptureExtras
 from watcher.canonical import url_key
 from watcher.config import BaselineConfig, EngineConfig, StoreConfig
 from watcher.engine import Engine
@@ -20,9 +22,8 @@ SUSPENDED = (b"<html><head><title>Account Suspended</title></head><body><h1>Acco
              b"<p>This account has been suspended. Please contact the billing department.</p></body></html>")
 
 
-def cap(i: int, content: bytes | None, **kw: object) -> Capture:
-    return Capture(url="https://www.river-rights.org/", timestamp=T0 + timedelta(days=i), content=content,
-                   **kw)  # type: ignore[arg-type]
+def cap(i: int, content: bytes | None, **kw: Unpack[CaptureExtras]) -> Capture:
+    return Capture(url="https://www.river-rights.org/", timestamp=T0 + timedelta(days=i), content=content, **kw)
 
 
 def _pair(out: Outcome) -> tuple[Verdict, bool]:
@@ -35,9 +36,9 @@ def _baseline_digest(w: Watcher, history: str) -> str | None:
     return ref.fingerprint.digest if ref else None
 
 
-def watcher(tmp_path: Path, **engine: object) -> Watcher:
+def watcher(tmp_path: Path, engine: EngineConfig | None = None) -> Watcher:
     store = open_store(StoreConfig(backend="sqlite", path=str(tmp_path / "w.db")))
-    return Watcher(Engine(EngineConfig(**engine)), store)  # type: ignore[arg-type]
+    return Watcher(Engine(EngineConfig() if engine is None else engine), store)
 
 
 def test_first_capture_becomes_baseline_then_later_ones_are_scored(tmp_path: Path) -> None:
@@ -86,7 +87,7 @@ def test_streaming_agrees_with_batch_on_statuses(tmp_path: Path) -> None:
 
 
 def test_first_valid_waits_for_a_usable_baseline(tmp_path: Path) -> None:
-    w = watcher(tmp_path, baseline=BaselineConfig(policy="first-valid"))
+    w = watcher(tmp_path, EngineConfig(baseline=BaselineConfig(policy="first-valid")))
     v0 = w.score(cap(0, SUSPENDED)).verdict
     assert v0.status == "off-topic" and "no baseline yet" in v0.reason
     assert _baseline_digest(w, v0.history) is None

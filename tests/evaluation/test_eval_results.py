@@ -8,6 +8,7 @@ import json
 import sys
 import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,8 +25,8 @@ from watcher.evaluation.results import SCHEMA, collection_results, load_results_
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _block(tmp: Path, **kw: object) -> dict[str, object]:
-    labels, result = make_case(tmp, **kw)  # type: ignore[arg-type]
+def _block(tmp: Path, *, helpful: bool) -> dict[str, Any]:
+    labels, result = make_case(tmp, helpful=helpful)
     return collection_results(labels, result, voting=["tfintersection"], k=3, seeds=(0, 1))
 
 
@@ -79,15 +80,15 @@ def test_gate_fails_on_a_drop_beyond_the_tolerance_only(tmp_path: Path) -> None:
     block = _block(tmp_path, helpful=False)
     floors = {"collections": {"c": proposed_floors(block)}}
     f1 = floors["collections"]["c"]["overall.f1"]
-    assert f1["floor"] < f1["measured"] == block["overall"]["f1"]  # type: ignore[index]
+    assert f1["floor"] < f1["measured"] == block["overall"]["f1"]
     results = {"collections": {"c": block}}
     checked, failures = check_floors(results, floors)
     assert checked >= 6 and failures == []
     within = copy.deepcopy(results)
-    within["collections"]["c"]["overall"]["f1"] = f1["floor"]  # type: ignore[index]
+    within["collections"]["c"]["overall"]["f1"] = f1["floor"]
     assert check_floors(within, floors)[1] == []
     below = copy.deepcopy(results)
-    below["collections"]["c"]["overall"]["f1"] = f1["floor"] - 0.001  # type: ignore[index]
+    below["collections"]["c"]["overall"]["f1"] = f1["floor"] - 0.001
     (line,) = check_floors(below, floors)[1]
     assert line.startswith("c overall.f1: ") and "< floor" in line
     gone = copy.deepcopy(results)
@@ -103,12 +104,12 @@ def test_update_raises_freely_and_lowers_only_with_a_reason(tmp_path: Path) -> N
     first = load_floors(path)
     assert first["log"][0]["reason"] == "first floors" and "sd / sqrt(folds)" in first["rule"]
     better = copy.deepcopy(block)
-    better["overall"]["f1"] += 0.05  # type: ignore[index]
+    better["overall"]["f1"] += 0.05
     (raised,) = update_floors(path, {"collections": {"c": better}})  # no reason needed to raise
     assert raised.startswith("c overall.f1: raised")
     assert load_floors(path)["log"][-1]["reason"] == "figure rose"
     worse = copy.deepcopy(block)
-    worse["overall"]["f1"] -= 0.02  # type: ignore[index]
+    worse["overall"]["f1"] -= 0.02
     before = path.read_text()
     with pytest.raises(InputError, match=r"refusing to lower 1 floor\(s\) without --reason: c overall.f1"):
         update_floors(path, {"collections": {"c": worse}})
@@ -117,7 +118,7 @@ def test_update_raises_freely_and_lowers_only_with_a_reason(tmp_path: Path) -> N
     assert path.read_text() == before  # nothing written
     # a rise is written even while another floor's fall is refused
     mixed = copy.deepcopy(worse)
-    mixed["overall"]["precision"] += 0.05  # type: ignore[index]
+    mixed["overall"]["precision"] += 0.05
     with pytest.raises(InputError, match=r"refusing to lower 1 floor\(s\) without --reason \(1 other change"):
         update_floors(path, {"collections": {"c": mixed}})
     after = load_floors(path)["collections"]["c"]

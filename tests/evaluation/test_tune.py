@@ -39,7 +39,8 @@ def test_a_voter_that_helps_in_every_fold_is_recommended(tmp_path: Path) -> None
     rep = tune_labels(match_results(labels, result), VOTING, PolicyConfig(), k=5, seeds=(0, 1))
     assert rep.chosen is not None and rep.chosen.rule.name == "add voter cosine"
     assert rep.chosen.wins == 10 and rep.chosen.mean_gain > rep.chosen.sd_gain
-    measures = rep.overlay["engine"]["measures"]  # type: ignore[index]
+    assert rep.overlay is not None
+    measures = rep.overlay["engine"]["measures"]
     assert measures["tfintersection"] == 1.0 and 0.07 <= measures["cosine"] <= 0.15
 
 

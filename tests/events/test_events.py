@@ -5,8 +5,10 @@ from __future__ import annotations
 import base64
 import json
 from collections import Counter
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, TypedDict, Unpack
 
 import jsonschema
 import pytest
@@ -308,8 +310,23 @@ def test_unparseable_messages(value: bytes | None, fmt: str, reason: str) -> Non
 # -- skip rule -------------------------------------------------------------------
 
 
-def _event(url: str = "http://example.org/page", **kw: object) -> CaptureEvent:
-    return CaptureEvent(url=url, timestamp=datetime(2024, 1, 1, tzinfo=UTC), **kw)  # type: ignore[arg-type]
+class EventFields(TypedDict, total=False):
+    """The CaptureEvent fields a test gives ``_event`` (typed as in :class:`CaptureEvent`)."""
+
+    status_code: int | None
+    mimetype: str | None
+    digest: str | None
+    seed: str | None
+    job: str | None
+    replay_uri: str | None
+    content: bytes | None
+    annotations: tuple[str, ...]
+    doi: str | None
+    watch: Mapping[str, Any] | None
+
+
+def _event(url: str = "http://example.org/page", **kw: Unpack[EventFields]) -> CaptureEvent:
+    return CaptureEvent(url=url, timestamp=datetime(2024, 1, 1, tzinfo=UTC), **kw)
 
 
 @pytest.mark.parametrize(

@@ -7,15 +7,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import lxml.html
 import pytest
 
 
-def _named_by_hand(root: object) -> list[object]:
+def _named_by_hand(root: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
     """What remove_boilerplate's candidates are by definition: each element under <body> whose class,
     id and role, joined by spaces, hold a boilerplate word (the per-element loop it replaced)."""
     from watcher.extract.html import _BOILERPLATE_ATTR
 
-    return [el for el in root.xpath("//body//*[@class or @id or @role]")  # type: ignore[attr-defined]
+    return [el for el in root.xpath("//body//*[@class or @id or @role]")
             if _BOILERPLATE_ATTR.search(" ".join(filter(None, (el.get("class"), el.get("id"), el.get("role")))))]
 
 

@@ -24,7 +24,7 @@ def _kind(title: str, headings: list[str], text: str) -> str | None:
     return found.kind if found else None
 
 
-@pytest.mark.parametrize(("title", "headings", "text"), [
+MENTIONS: list[tuple[str, list[str], str]] = [
     # a headline's kicker (gold: amnesty.ie's and newtactics.org's home pages)
     ("Human Rights Centre", ["Access Denied- Thousands of Palestinians are being denied access to water"], "News"),
     ("Events", [], "Upcoming\nCOMING SOON: Nov 28 to Dec 4\nSixteen days of activism"),
@@ -52,12 +52,15 @@ def _kind(title: str, headings: list[str], text: str) -> str | None:
     ("Ombudsman", [], "Společně s předsedou soudcovské unie"),
     ("Berita", [], "Korupsi sedot perhatian menjelang pemilu"),
     ("Links", [], "Visit jordan.com for travel advice"),
-])
+]
+
+
+@pytest.mark.parametrize(("title", "headings", "text"), MENTIONS)
 def test_a_page_that_reports_or_mentions_a_notice_is_not_one(title: str, headings: list[str], text: str) -> None:
     assert _kind(title, headings, text) is None
 
 
-@pytest.mark.parametrize(("title", "headings", "text", "kind"), [
+NOTICES: list[tuple[str, list[str], str, str]] = [
     # WordPress's default themes and common CMSs: the notices the lists lacked
     ("Activist Blog", ["Oops! That page can’t be found."], "It looks like nothing was found", "soft-404"),
     ("Activist Blog", [], "The page you requested could not be found. Try a search.", "soft-404"),
@@ -90,7 +93,10 @@ def test_a_page_that_reports_or_mentions_a_notice_is_not_one(title: str, heading
                                 "the links below, can help.\nRecent Posts", "soft-404"),
     ("Activist Blog", ["Not Found"], "It looks like nothing was found at this location. Maybe try a search?",
      "soft-404"),
-])
+]
+
+
+@pytest.mark.parametrize(("title", "headings", "text", "kind"), NOTICES)
 def test_notices_still_read_as_their_kind(title: str, headings: list[str], text: str, kind: str) -> None:
     assert _kind(title, headings, text) == kind
 
@@ -213,8 +219,7 @@ def _ungated_first(units: list[str]) -> tuple[str, str] | None:
 
 
 def _samples() -> list[str]:
-    rows = [*test_a_page_that_reports_or_mentions_a_notice_is_not_one.pytestmark[0].args[1],  # type: ignore[attr-defined]
-            *test_notices_still_read_as_their_kind.pytestmark[0].args[1]]  # type: ignore[attr-defined]
+    rows: list[tuple[str, list[str], str] | tuple[str, list[str], str, str]] = [*MENTIONS, *NOTICES]
     units = [u for row in rows for u in (row[0], *row[1], *row[2].splitlines())]
     # as a shouting or title-cased template writes them, and with the Turkish dotted capital I
     # (which case-folds to "i" and a combining dot)

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict, Unpack
 
 import pytest
 from aiohttp import web
@@ -146,16 +146,22 @@ class LiveCanary:
         return app
 
 
-def acq_cfg(warc_dir: Path, **kw: object) -> Config:
+class AcquireFields(TypedDict, total=False):
+    """The other AcquireConfig fields a test gives ``acq_cfg`` (typed as in :class:`AcquireConfig`)."""
+
+    order: tuple[Literal["warc", "replay", "live"], ...]
+    warc_max_bytes: int
+
+
+def acq_cfg(warc_dir: Path, **kw: Unpack[AcquireFields]) -> Config:
     live = LiveFetchConfig(timeout_s=5.0, per_host_delay_s=0.0)
     return Config(acquire=AcquireConfig(warc_dirs=(str(warc_dir),), allow_addresses=("127.0.0.1/32",),
-                                        live=live, **kw))  # type: ignore[arg-type]
+                                        live=live, **kw))
 
 
-def warc_event(path: Path, rec: Rec, *, with_length: bool, **kw: object) -> CaptureEvent:
+def warc_event(path: Path, rec: Rec, *, with_length: bool) -> CaptureEvent:
     return CaptureEvent(url=rec.url, timestamp=TS, warc_filename=path.name, warc_offset=rec.offset,
-                        warc_length=rec.length if with_length else None, crawler="heritrix",
-                        **kw)  # type: ignore[arg-type]
+                        warc_length=rec.length if with_length else None, crawler="heritrix")
 
 
 @pytest.mark.parametrize("gz", [True, False], ids=["warc.gz", "warc"])

@@ -12,7 +12,7 @@ import pytest
 from watcher.canonical import url_key
 from watcher.config import RecommendConfig, StoreConfig
 from watcher.events.model import CaptureEvent
-from watcher.model import Verdict, verdict_id
+from watcher.model import ChangeClass, TopicStatus, Verdict, verdict_id
 from watcher.recommend import Recommendation, Recommender, recommendation_id
 from watcher.store import BaselineStore, open_store
 
@@ -28,12 +28,13 @@ def store(tmp_path: Path) -> Iterator[BaselineStore]:
 
 
 def make_verdict(
-    i: int, status: str, *, url: str = SEED, seed: str | None = SEED, page_kind: str | None = None
+    i: int, status: TopicStatus, *, url: str = SEED, seed: str | None = SEED, page_kind: str | None = None
 ) -> Verdict:
     history = url_key(url)
     t = T0 + timedelta(days=7 * i)
     digest = f"sha1:{i:032d}"
-    change = {"on-topic": "minor", "off-topic": "off-topic", "baseline": "baseline"}.get(status, "error")
+    changes: dict[str, ChangeClass] = {"on-topic": "minor", "off-topic": "off-topic", "baseline": "baseline"}
+    change = changes.get(status, "error")
     return Verdict(
         verdict_id=verdict_id(history, t, digest),
         history=history,
@@ -44,8 +45,8 @@ def make_verdict(
         baseline_time=T0,
         baseline_uri_m=None,
         measures={},
-        status=status,  # type: ignore[arg-type]
-        change=change,  # type: ignore[arg-type]
+        status=status,
+        change=change,
         reason=f"capture {i} {status}",
         page_kind=page_kind,
         seed=seed,
@@ -60,11 +61,11 @@ def event_for(
                         crawler=crawler)
 
 
-def feed(rec: Recommender, store: BaselineStore, statuses: Sequence[str], **kw: object) -> list[Recommendation | None]:
+def feed(rec: Recommender, store: BaselineStore, statuses: Sequence[TopicStatus]) -> list[Recommendation | None]:
     """Store and observe one verdict per status, in order (as the Watcher does)."""
     out: list[Recommendation | None] = []
     for i, status in enumerate(statuses):
-        v = make_verdict(i, status, **kw)  # type: ignore[arg-type]
+        v = make_verdict(i, status)
         store.put_verdict(v)
         out.append(rec.observe(v, event_for(v)))
     return out
@@ -104,7 +105,7 @@ def test_new_run_after_recovery_fires_again_with_a_new_id(store: BaselineStore) 
 
 
 def test_restart_and_redelivery_give_the_same_id(store: BaselineStore) -> None:
-    statuses = ["baseline", "off-topic", "off-topic", "off-topic"]
+    statuses: list[TopicStatus] = ["baseline", "off-topic", "off-topic", "off-topic"]
     first = Recommender(RecommendConfig(consecutive_off_topic=3), store)
     got = feed(first, store, statuses)
     assert got[3] is not None
@@ -120,7 +121,7 @@ def test_restart_and_redelivery_give_the_same_id(store: BaselineStore) -> None:
 def test_late_capture_inside_the_run_keeps_the_id(store: BaselineStore) -> None:
     rec = Recommender(RecommendConfig(consecutive_off_topic=3), store)
     order = [0, 1, 3, 2]  # capture 2 arrives after capture 3
-    statuses = {0: "baseline", 1: "off-topic", 2: "off-topic", 3: "off-topic"}
+    statuses: dict[int, TopicStatus] = {0: "baseline", 1: "off-topic", 2: "off-topic", 3: "off-topic"}
     results = {}
     for i in order:
         v = make_verdict(i, statuses[i])
@@ -134,7 +135,8 @@ def test_late_capture_inside_the_run_keeps_the_id(store: BaselineStore) -> None:
 def test_non_seed_pages_are_not_recommended(store: BaselineStore) -> None:
     rec = Recommender(RecommendConfig(consecutive_off_topic=2), store)
     page = "https://www.example-ngo.org/news/2023/report.html"
-    for i, status in enumerate(["baseline", "off-topic", "off-topic"]):
+    run: list[TopicStatus] = ["baseline", "off-topic", "off-topic"]
+    for i, status in enumerate(run):
         v = make_verdict(i, status, url=page)
         store.put_verdict(v)
         assert rec.observe(v, event_for(v, hop_path="L")) is None
@@ -147,7 +149,8 @@ def test_non_seed_pages_are_not_recommended(store: BaselineStore) -> None:
 
 def test_seed_recognised_without_event_from_verdict_seed(store: BaselineStore) -> None:
     rec = Recommender(RecommendConfig(consecutive_off_topic=2), store)
-    for i, status in enumerate(["baseline", "off-topic"]):
+    run: list[TopicStatus] = ["baseline", "off-topic"]
+    for i, status in enumerate(run):
         store.put_verdict(make_verdict(i, status, url="http://example-ngo.org", seed=SEED))
     v = make_verdict(2, "off-topic", url="http://example-ngo.org", seed=SEED)
     store.put_verdict(v)
@@ -174,7 +177,8 @@ def test_a_capture_with_no_content_inside_a_run_neither_counts_nor_breaks_it(sto
 
 def test_long_run_then_recovery_scans_beyond_the_first_window(store: BaselineStore) -> None:
     rec = Recommender(RecommendConfig(consecutive_off_topic=2), store)
-    got = feed(rec, store, ["baseline"] + ["off-topic"] * 12)
+    run: list[TopicStatus] = ["off-topic"] * 12
+    got = feed(rec, store, ["baseline", *run])
     assert [i for i, r in enumerate(got) if r is not None] == [2]
     # A late re-delivery of capture 1 (deep in the 12-long run) maps to the same id.
     fresh = Recommender(RecommendConfig(consecutive_off_topic=2), store)

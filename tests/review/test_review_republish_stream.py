@@ -42,9 +42,10 @@ async def test_versions_a_pin_re_scored_are_published_once(
             await read_topic(boot, k.results_topic, expect=i + 1, timeout_s=60)
         assert await app.wait_caught_up(timeout_s=30)
         assert app.store is not None
-        review = review_data(app.store)
+        store = app.store
+        review = review_data(store)
         await asyncio.to_thread(review.sync)
-        history = (await asyncio.to_thread(lambda: list(app.store.all_verdicts())))[0].history  # type: ignore[union-attr]
+        history = (await asyncio.to_thread(lambda: list(store.all_verdicts())))[0].history
         timeline = review.timeline(history)
         changed = await asyncio.to_thread(pin_baseline, app.store, review, timeline[1].verdict_id, cfg)
         assert changed and all(v.version == 2 for v in changed)

@@ -118,7 +118,8 @@ def test_memory_backend_keeps_labels_and_mutes(result: Path) -> None:
     assert review.sync() == 8
     it = review.queue(Query()).items[0]
     review.set_label(it.verdict_id, it.version, "unsure", "check later")
-    assert review.get_label(it.verdict_id).note == "check later"  # type: ignore[union-attr]
+    label = review.get_label(it.verdict_id)
+    assert label is not None and label.note == "check later"
     assert not seed_muted(store, it.seed)
     review.mute(it.seed, True)
     assert seed_muted(store, it.seed)

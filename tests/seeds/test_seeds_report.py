@@ -14,7 +14,7 @@ import pytest
 from watcher.cli import main
 from watcher.config import Config, StoreConfig, load_config
 from watcher.extract.html import read_html
-from watcher.model import Verdict
+from watcher.model import ChangeClass, TopicStatus, Verdict
 from watcher.quality import badness, new_text_bytes
 from watcher.seeds.report import report, reports, text_changed
 from watcher.seeds.settings import SeedsConfig
@@ -101,13 +101,13 @@ def test_new_text_bytes_counts_what_the_reference_lacked() -> None:
     assert new_text_bytes(0, 0, 100, 0.0) == 0
 
 
-def _v(i: int, *, day: float, change: str = "unchanged", status: str = "on-topic", simhash: str = "0" * 16,
-       digest: str | None = None, seed: str = "http://example.org/", words: int = 300, page_kind: str | None = None,
-       text_bytes: int = 2000, new_text: int = 0, bad: float | None = 0.7) -> Verdict:
+def _v(i: int, *, day: float, change: ChangeClass = "unchanged", status: TopicStatus = "on-topic",
+       simhash: str = "0" * 16, digest: str | None = None, seed: str = "http://example.org/", words: int = 300,
+       page_kind: str | None = None, text_bytes: int = 2000, new_text: int = 0, bad: float | None = 0.7) -> Verdict:
     return Verdict(
         verdict_id=f"v{seed}{i}", history=seed.split("//")[1].rstrip("/"), url=seed,
         capture_time=T0 + timedelta(days=day), uri_m=None, digest=digest or f"d{i}", baseline_time=None,
-        baseline_uri_m=None, measures={}, status=status, change=change, reason="", page_kind=page_kind,  # type: ignore[arg-type]
+        baseline_uri_m=None, measures={}, status=status, change=change, reason="", page_kind=page_kind,
         language="en", byte_count=10_000, word_count=words, seed=seed, text_bytes=text_bytes,
         new_text_bytes=new_text, badness=bad, boilerplate_share=0.3, text_simhash=simhash,
     )

@@ -26,16 +26,16 @@ from tests.fixtures.warcfiles import (
     write_response,
     write_revisit,
 )
-from watcher.config import Config
+from watcher.config import Config, EventsConfig
 from watcher.errors import InputError
 from watcher.model import payload_digest
 from watcher.sources import detect_input, iter_histories
 
 # Every type in the shared samples counted as a document, so the stylesheets, scripts and fonts (and their
 # revisits) are read too: the reader itself is tested on them (a default scan skips them, events.document_mimetypes).
-EVERY_TYPE = Config(events={"document_mimetypes": [  # type: ignore[arg-type]
+EVERY_TYPE = Config(events=EventsConfig(document_mimetypes=(
     "text/html", "text/plain", "text/xml", "text/css", "application/x-javascript", "application/octet-stream",
-    "application/x-shockwave-flash", "image/gif", "image/jpeg", "image/png", "image/svg+xml"]})
+    "application/x-shockwave-flash", "image/gif", "image/jpeg", "image/png", "image/svg+xml")))
 
 
 @pytest.mark.parametrize("gz", [True, False])

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import pytest
 from pydantic import SecretStr
@@ -31,13 +32,23 @@ from watcher.store.postgres import SCHEMA_VERSION, PostgresStore  # noqa: E402
 pytestmark = pytest.mark.postgres
 
 
+class StoreOptions(TypedDict, total=False):
+    """PostgresStore's keyword options (typed as there)."""
+
+    keep_text: bool
+    keep_shingles: bool
+    history_limit: int
+    max_terms: int
+    rescore_window_s: float
+
+
 @pytest.fixture
 def stores(postgres_dsn: str) -> Iterator[Callable[..., PostgresStore]]:
     """Opens PostgresStores on the test's schema (each its own connection) and closes them after."""
     opened: list[PostgresStore] = []
 
-    def make(**kw: object) -> PostgresStore:
-        s = PostgresStore(postgres_dsn, **kw)  # type: ignore[arg-type]
+    def make(**kw: Unpack[StoreOptions]) -> PostgresStore:
+        s = PostgresStore(postgres_dsn, **kw)
         opened.append(s)
         return s
 

@@ -255,7 +255,7 @@ def _corpus(tmp_path: Path) -> tuple[list[Kind], list[WarcRef], Path]:
              "dead:invalid_field"),
         Kind("driftline bad timestamp", _driftline("http://a.example.org/", timestamp="soon"), "dead:bad_timestamp"),
         Kind("driftline url with a lone surrogate", _driftline("http://a.example.org/\ud800"), "dead:bad_encoding"),
-        Kind("driftline url a number", _driftline(7), "dead:bad_url"),  # type: ignore[arg-type]
+        Kind("driftline url a number", _driftline(7), "dead:bad_url"),  # type: ignore[arg-type]  # a number on purpose
         Kind("driftline watch of the wrong type", _driftline("http://a.example.org/", watch="yes"),
              "dead:invalid_field"),
         Kind("driftline watch id of 10,000 characters (a store key)",

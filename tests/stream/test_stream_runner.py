@@ -236,7 +236,7 @@ async def test_a_runner_held_paused_by_slow_work_stays_in_its_group(kafka_broker
         revoked.append(list(tps))
         await on_revoked(tps)
 
-    runner.on_revoked = counted_revoke  # type: ignore[method-assign,assignment]
+    runner.on_revoked = counted_revoke  # type: ignore[method-assign,assignment]  # a method patched to count revocations
     await runner.start()
     lost = False  # the assignment gone once it was there: the member left its group
     try:

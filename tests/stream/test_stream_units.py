@@ -12,18 +12,18 @@ from datetime import UTC, datetime
 from consumers.publish.messages import alert_message, dead_letter_message, verdict_message
 from watcher.logging_setup import JsonFormatter, setup_logging
 from watcher.metrics import Metrics
-from watcher.model import MeasureResult, Verdict, verdict_id
+from watcher.model import ChangeClass, MeasureResult, Verdict, verdict_id
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 T1 = datetime(2024, 3, 1, 12, 30, tzinfo=UTC)
 
 
-def _verdict(change: str = "off-topic") -> Verdict:
+def _verdict(change: ChangeClass = "off-topic") -> Verdict:
     return Verdict(
         verdict_id=verdict_id("org,example)/", T1, "sha1:X"), history="org,example)/", url="http://example.org/",
         capture_time=T1, uri_m=None, digest="sha1:X", baseline_time=T0, baseline_uri_m=None,
         measures={"cosine": MeasureResult("cosine", 0.05, "off-topic", 0.15)}, status="off-topic",
-        change=change,  # type: ignore[arg-type]
+        change=change,
         reason="cosine 0.05 < 0.15", page_kind="parked", seed="http://example.org/", job="job-1",
     )
 

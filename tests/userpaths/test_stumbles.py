@@ -6,6 +6,7 @@ when all is well."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 import json
 import logging
@@ -266,6 +267,7 @@ def test_feed_of_a_heritrix_warc_carries_seed_and_hop_path(tmp_path: Path) -> No
     from warcio.warcwriter import WARCWriter
 
     from tests.fixtures.kafka import page_html
+    from tests.fixtures.storecases import make_verdict
     from watcher.config import load_config
     from watcher.events import parse_heritrix_kafka
     from watcher.feed import FeedBuilder
@@ -293,7 +295,8 @@ def test_feed_of_a_heritrix_warc_carries_seed_and_hop_path(tmp_path: Path) -> No
     assert (deep["seed"], deep["hop_path"], deep["via"]) == ("http://site.example.org/", "L",
                                                              "http://site.example.org/")
     event = parse_heritrix_kafka(seed)
-    assert is_seed(seed["url"], event, None)  # type: ignore[arg-type]
+    no_seed = dataclasses.replace(make_verdict(), seed=None)  # the verdict says nothing: the event alone
+    assert is_seed(seed["url"], event, no_seed)
     plain_msgs = [json.loads(x.value) for x in FeedBuilder(cfg, warn=lambda _: None).messages([str(plain)])]
     assert all(m["seed"] is None and m["hop_path"] is None for m in plain_msgs)  # a WARC that says nothing
 
