@@ -96,3 +96,73 @@ def test_shared_example_and_dupes_cdxj(shared_data: Path) -> None:
     dupes = histories([d / "dupes.cdxj"])
     assert [c.is_revisit for c in dupes["com,example)/"]] == [False, True]
     assert dupes["com,example)/"][1].content is not None
+
+
+def test_index_entries_share_their_repeated_strings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scan holds every index entry until it has grouped them: a file's path, a record's kind and
+    a media type are one object for every entry that names them, and a CDX row's file is looked for
+    on disk once per name, not once per row (the same entries as before, field by field)."""
+    from watcher.archive import index as ix
+    from watcher.config import load_config
+
+    cfg = load_config(None)
+    sub = tmp_path / "coll"
+    sub.mkdir()
+    warc = sample_warc(sub / "sample.warc.gz")
+
+    def write(path: Path, copies: int) -> Path:
+        with path.open("w") as fh:
+            for r in _rows(warc) * copies:
+                body = {k: r[k] for k in ("url", "mime", "status", "digest", "length", "offset", "filename")}
+                fh.write(f"key {r['timestamp']} {json.dumps(body)}\n")
+        return path
+
+    once = list(ix.index_cdx(str(write(sub / "once.cdxj", 1)), cfg, "cdxj"))
+    cdxj = write(sub / "index.cdxj", 50)  # many rows naming one file
+    looks: list[str] = []
+    resolve = ix._resolve
+
+    def counted(index_path: Path, filename: str, warc_dirs: tuple[str, ...] = ()) -> str:
+        looks.append(filename)
+        return resolve(index_path, filename, warc_dirs)
+
+    monkeypatch.setattr(ix, "_resolve", counted)
+    entries = list(ix.index_cdx(str(cdxj), cfg, "cdxj"))
+    assert entries == once * 50 and looks == ["sample.warc.gz"]
+    assert len({id(e.path) for e in entries}) == 1 and entries[0].path == str(warc)
+    html = [e for e in entries if e.mime and e.mime.startswith("text/html")]
+    assert len(html) >= 50 and len({id(e.mime) for e in html}) == len({e.mime for e in html})
+    from_warc = list(ix.index_archive(str(warc), cfg))
+    assert len({id(e.kind) for e in from_warc}) == len({e.kind for e in from_warc}) >= 2
+    by_mime = [e.mime for e in from_warc if e.mime]
+    assert len({id(m) for m in by_mime}) == len(set(by_mime))
+
+
+def test_index_stamps_read_by_position_as_strptime_read_them() -> None:
+    # A CDX row's 4- to 14-digit stamp is read field by field (strptime was a fifth of reading a
+    # row): the same time, or the same refusal, as strptime gave, on near-valid and random stamps.
+    import random
+    from datetime import UTC, datetime
+
+    from watcher.archive.index import parse_warc_date
+
+    def by_strptime(value: str) -> datetime | None:
+        padded = value.ljust(14, "0") if len(value) > 4 else value + "0101000000"
+        if padded[4:6] == "00":
+            padded = padded[:4] + "01" + padded[6:]
+        if padded[6:8] == "00":
+            padded = padded[:6] + "01" + padded[8:]
+        try:
+            return datetime.strptime(padded, "%Y%m%d%H%M%S").replace(tzinfo=UTC)
+        except ValueError:
+            return None
+
+    rng = random.Random(3)
+    stamps = ["20200229235959", "20210229000000", "2020", "202001", "20200100", "19991231235960", "20201301000000"]
+    for _ in range(20_000):
+        stamps.append("".join(rng.choice("0123456789") for _ in range(rng.randint(4, 14))))
+        near = (rng.randint(1990, 2030), *(rng.randint(0, top) for top in (13, 32, 25, 61, 61)))
+        stamps.append("".join(f"{v:02d}" for v in near)[:rng.randint(4, 14)])
+    differ = [s for s in stamps if parse_warc_date(s) != by_strptime(s)]
+    assert not differ, differ[:5]
+    assert sum(by_strptime(s) is not None for s in stamps) > 10_000  # both sides of the line are tried
