@@ -9,6 +9,7 @@ so keys of one site sort together, and every normalisation is configurable
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from .config import CanonicalConfig
@@ -16,6 +17,15 @@ from .config import CanonicalConfig
 _DEFAULT_PORTS = {"http": "80", "https": "443", "ftp": "21"}
 _WAYBACK = re.compile(r"^https?://[^/]+/(?:[^/]+/)*?\d{14}(?:[a-z]{2}_)?/(.+)$")
 _DEFAULT = CanonicalConfig()
+_WWW = re.compile(r"^www\d{0,3}\.")
+_SLASHES = re.compile(r"/{2,}")
+
+
+@lru_cache(maxsize=16)
+def _dropped(params: tuple[str, ...]) -> frozenset[str]:
+    """``canonical.drop_query_params`` lower-cased, once per configuration (not at every URL: the
+    index reads a key for every capture of its inputs)."""
+    return frozenset(p.lower() for p in params)
 
 
 def original_url(uri: str) -> str:
@@ -48,21 +58,24 @@ def url_key(url: str, cfg: CanonicalConfig | None = None) -> str:
     if not cfg.lowercase_host and parts.netloc:
         host = parts.netloc.rsplit("@", 1)[-1].split(":", 1)[0]
     host = host.rstrip(".")
-    if cfg.strip_www:
-        host = re.sub(r"^www\d{0,3}\.", "", host)
+    if cfg.strip_www and host.startswith("www"):
+        host = _WWW.sub("", host)
     port_s = str(port) if port is not None else ""
     if cfg.strip_default_port and port_s == _DEFAULT_PORTS.get(scheme):
         port_s = ""
     path = quote(unquote(parts.path or "/"), safe="/:@!$&'()*+,;=-._~%")
-    path = re.sub(r"/{2,}", "/", path)
+    if "//" in path:
+        path = _SLASHES.sub("/", path)
     if cfg.strip_trailing_slash and len(path) > 1:
         path = path.rstrip("/") or "/"
-    pairs = parse_qsl(parts.query, keep_blank_values=True)
-    drop = {p.lower() for p in cfg.drop_query_params}
-    pairs = [(k, v) for k, v in pairs if k.lower() not in drop]
-    if cfg.sort_query:
-        pairs.sort()
-    query = urlencode(pairs)
+    query = ""
+    if parts.query:
+        pairs = parse_qsl(parts.query, keep_blank_values=True)
+        drop = _dropped(tuple(cfg.drop_query_params))
+        pairs = [(k, v) for k, v in pairs if k.lower() not in drop]
+        if cfg.sort_query:
+            pairs.sort()
+        query = urlencode(pairs)
     labels = [lab for lab in host.split(".") if lab]
     surt_host = ",".join(reversed(labels))
     if port_s:

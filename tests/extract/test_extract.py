@@ -306,6 +306,14 @@ def test_canonical_options_are_configurable() -> None:
     assert url_key("http://example.org/a?x=1") != url_key("http://example.org/a?x=2")
     assert url_key("http://example.org/a#comments") == url_key("http://example.org/a")
     assert url_key("http://twitter.com/#!/alaa") != url_key("http://twitter.com/#!/monasosh")  # hashbang: content
+    # the dropped parameters are each configuration's own (read once per configuration), in any case
+    rev = CanonicalConfig(drop_query_params=("REV",))
+    assert url_key("http://example.org/a?rev=3&b=1", rev) == url_key("http://example.org/a?b=1", rev)
+    assert url_key("http://example.org/a?rev=3&b=1") != url_key("http://example.org/a?b=1")
+    assert url_key("http://example.org/a?utm_source=x", rev) != url_key("http://example.org/a?utm_source=x")
+    assert url_key("http://example.org//a//b", strict) == "http://(org,example)/a/b"
+    assert url_key("http://www3.example.org/?", strict) == "http://(org,example,www3)/"
+    assert url_key("http://www3.example.org/?") == "org,example)/"
 
 
 def test_original_url_and_surt_prefix() -> None:
