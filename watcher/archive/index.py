@@ -46,6 +46,8 @@ _RECORD_KINDS: dict[str, RecordKind] = {k: k for k in ("response", "resource", "
 def _shared(value: str | None) -> str | None:
     """``value`` as the one object every entry with this value holds (media types repeat)."""
     return sys.intern(value) if value is not None and len(value) <= 200 else value
+
+
 _DEFAULT_CDX_FIELDS = ["N", "b", "a", "m", "s", "k", "r", "M", "S", "V", "g"]
 _CDX9_FIELDS = ["N", "b", "a", "m", "s", "k", "r", "V", "g"]
 
