@@ -315,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         median = sorted(range(len(rounds)), key=per_round.__getitem__)[len(rounds) // 2]
         lx, dl, dl4 = rounds[median]
         rows = [lx, dl]
-        if dl4 is not None and args.otmt:
+        if dl4 is not None:
             rows += [dl4, bench_otmt(warc, workdir, args.otmt.resolve(), n, mbytes)]
         print_table(rows)
         print()

@@ -30,6 +30,7 @@ from warcio.archiveiterator import ArchiveIterator
 from ..canonical import url_key
 from ..config import Config
 from ..errors import InputError
+from ..events.fields import parse_digits
 from .detect import open_text
 from .wacz import open_archive
 
@@ -97,9 +98,7 @@ def parse_warc_date(value: str | None) -> datetime | None:
                 padded = padded[:4] + "01" + padded[6:]
             if padded[6:8] == "00":
                 padded = padded[:6] + "01" + padded[8:]
-            # the fields by position (``strptime`` was a fifth of reading a CDX row)
-            return datetime(int(padded[:4]), int(padded[4:6]), int(padded[6:8]), int(padded[8:10]),
-                            int(padded[10:12]), int(padded[12:14]), tzinfo=UTC)
+            return parse_digits(padded)  # the fields by position (``strptime`` was a fifth of a CDX row)
         dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
